@@ -1,0 +1,54 @@
+# The README's quick start:
+#   make reproduce   set up .venv and run the whole default (quick) reproduction, report, audit
+#   make test        set up .venv with the dev tools, then lint and run the test suite
+# Variables: CORES (default 2), CONFIG (extra --configfile, e.g. config/paper.yaml),
+# SNAKEMAKE_ARGS (anything else for snakemake), TORCH (the torch requirement to install first).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= 2
+CONFIG ?=
+SNAKEMAKE_ARGS ?=
+# Installed before galu so that galu's range `torch>=2.1` is already met: on our machines
+# this release is a CPU build on local disk. With a GPU, e.g. TORCH="torch==2.13.0" plus
+# PIP_EXTRA_INDEX_URL for your CUDA version.
+TORCH ?= torch==2.13.0
+
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+RUN := PATH="$(BIN):$$PATH"
+CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG),)
+
+.PHONY: setup reproduce report audit lint test clean-outputs
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+setup: $(STAMP)
+
+reproduce: $(STAMP)
+	$(RUN) snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
+	$(MAKE) --no-print-directory report audit
+
+report: $(STAMP)
+	$(RUN) snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.zip
+
+audit: $(STAMP)
+	$(RUN) galu audit
+
+lint: $(STAMP)
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) snakefmt --check Snakefile workflow
+	$(RUN) snakemake --lint
+
+test: lint
+	$(RUN) pytest
+
+# Removes every workflow output (results, figures, logs); raw data under data/ is kept.
+clean-outputs:
+	rm -rf results figures logs

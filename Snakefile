@@ -1,0 +1,26 @@
+# galu: one command reproduces three papers on how ReLU networks learn.
+#
+#   snakemake --cores 2                              the quick scale (config/config.yaml)
+#   snakemake --cores 2 --configfile config/paper.yaml   the papers' scale
+#
+# The configuration is validated against workflow/schemas/config.schema.yaml before any job
+# runs. Each stage lives in workflow/rules/<stage>.smk and appends its final outputs to
+# ALL_TARGETS, which `rule all` (the default target) requests.
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+
+
+ALL_TARGETS = []
+
+
+include: "workflow/rules/normalization.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        ALL_TARGETS,

@@ -1,0 +1,51 @@
+"""The ``galu`` command: ``galu audit`` re-checks outputs against their provenance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from galu import __version__
+from galu.audit import DEFAULT_FOLDERS, audit_tree, count_outputs
+
+
+def _audit(args: argparse.Namespace) -> int:
+    findings = audit_tree(args.root, args.folders)
+    for finding in findings:
+        print(f"PROBLEM {finding}")
+    checked = count_outputs(args.root, args.folders)
+    if findings:
+        print(
+            f"galu audit: {len(findings)} problem(s) in {checked} output(s) under "
+            f"{', '.join(args.folders)}. Rerun the workflow (snakemake) to rebuild what changed; "
+            "an output edited by hand has no trustworthy provenance."
+        )
+        return 1
+    print(f"galu audit: {checked} output(s) consistent with their provenance sidecars.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="galu", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"galu {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    audit = sub.add_parser("audit", help="check every output against its provenance sidecar")
+    audit.add_argument("--root", default=".", help="repository root (default: .)")
+    audit.add_argument(
+        "--folders",
+        nargs="+",
+        default=list(DEFAULT_FOLDERS),
+        help=f"folders to audit, relative to the root (default: {' '.join(DEFAULT_FOLDERS)})",
+    )
+    audit.set_defaults(func=_audit)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

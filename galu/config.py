@@ -1,0 +1,134 @@
+"""Validate a workflow configuration against the JSON schema, with readable errors.
+
+Snakemake's own ``validate`` prints jsonschema's raw message and a traceback.
+Here every problem is reported on one line that names the key (as a dotted
+path), what is wrong, what is allowed and what the key means, and all problems
+are reported at once, before any job runs.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path("workflow/schemas/config.schema.yaml")
+
+
+class ConfigError(ValueError):
+    """The configuration does not satisfy the schema; the message lists every problem."""
+
+
+def load_yaml(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _all_required(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy of ``schema`` in which every declared property of every object is required."""
+    out = copy.deepcopy(dict(schema))
+    stack = [out]
+    while stack:
+        node = stack.pop()
+        props = node.get("properties")
+        if isinstance(props, dict):
+            node.setdefault("required", sorted(props))
+            stack.extend(v for v in props.values() if isinstance(v, dict))
+        if isinstance(node.get("items"), dict):
+            stack.append(node["items"])
+    return out
+
+
+def _key(path: Any) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in path]
+    return "".join(parts).lstrip(".") or "(top level)"
+
+
+def _allowed(schema: Mapping[str, Any]) -> str:
+    """A human statement of what a sub-schema accepts."""
+    if "enum" in schema:
+        return "one of " + ", ".join(map(str, schema["enum"]))
+    kind = schema.get("type", "value")
+    lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+    hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+    lo_b = "(" if "exclusiveMinimum" in schema else "["
+    hi_b = ")" if "exclusiveMaximum" in schema else "]"
+    if lo is not None or hi is not None:
+        return (
+            f"{kind} in {lo_b}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{hi_b}"
+        )
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return f"a list of {_allowed(schema['items'])}"
+    if kind == "object" and "properties" in schema:
+        return "a mapping with keys " + ", ".join(sorted(schema["properties"]))
+    return str(kind)
+
+
+def _messages(config: Any, schema: Mapping[str, Any]) -> Iterator[str]:
+    validator = jsonschema.Draft202012Validator(_all_required(schema))
+    for err in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
+        sub = err.schema if isinstance(err.schema, dict) else {}
+        key = _key(err.path)
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(sub.get("properties", {})))
+            for name in extra:
+                allowed = ", ".join(sorted(sub["properties"]))
+                yield f"{_key([*err.path, name])}: unknown key; allowed keys here: {allowed}"
+            continue
+        if err.validator == "required":
+            missing = err.message.split("'")[1]
+            meaning = sub.get("properties", {}).get(missing, {}).get("description", "")
+            yield f"{_key([*err.path, missing])}: required key is missing ({meaning.strip()})"
+            continue
+        if err.validator in (
+            "enum",
+            "type",
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "minItems",
+            "uniqueItems",
+            "pattern",
+        ):
+            meaning = sub.get("description", "").strip()
+            suffix = f" ({meaning})" if meaning else ""
+            yield f"{key}: {err.instance!r} is not allowed; expected {_allowed(sub)}{suffix}"
+            continue
+        yield f"{key}: {err.message}"
+
+
+def validate(config: Any, schema: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` listing every way ``config`` breaks ``schema``."""
+    problems = list(dict.fromkeys(_messages(config, schema)))
+    if problems:
+        lines = "\n".join(f"  - {p}" for p in problems)
+        raise ConfigError(
+            f"invalid configuration ({len(problems)} problem(s)):\n{lines}\n"
+            f"Fix the key(s) in config/config.yaml or your --configfile/--config overrides; "
+            f"{SCHEMA_PATH} documents every key."
+        )
+
+
+def check_device(config: Mapping[str, Any]) -> None:
+    """``device: cuda`` without a visible CUDA device is a contradiction: say so early."""
+    if config.get("device") != "cuda":
+        return
+    import torch  # only imported when CUDA was asked for: keeps parsing the workflow fast
+
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            "device: 'cuda' was requested but no CUDA device is visible "
+            "(torch.cuda.is_available() is False); use device: auto or device: cpu, "
+            "or run on a GPU node"
+        )
+
+
+def validate_files(config: Any, schema_path: str | Path = SCHEMA_PATH) -> None:
+    """Validate a loaded config against the schema file, then its device request."""
+    validate(config, load_yaml(schema_path))
+    check_device(config)

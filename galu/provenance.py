@@ -1,0 +1,228 @@
+"""Atomic outputs with provenance sidecars.
+
+Every result file ``X`` the workflow writes gets a sidecar ``X.meta.json``
+(DESIGN.md, "Provenance") recording the output's own sha256, the rule and
+wildcards that made it, the resolved parameters and their hash, every input
+with its sha256, the git commit and dirty flag, library versions, the device,
+the seeds and the start and end time. ``galu audit`` re-checks these later.
+
+Writes are atomic: the bytes go to a temporary file in the destination folder
+and are renamed over the final name only once complete, so a killed job never
+leaves a file that looks finished. The sidecar is written after the output;
+an output without a sidecar is reported by the audit as unfinished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+SIDECAR_SUFFIX = ".meta.json"
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 of a value's canonical JSON (sorted keys), for parameter hashes."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar that belongs to ``path``."""
+    return Path(f"{os.fspath(path)}{SIDECAR_SUFFIX}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it over ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is untouched,
+    so the previous version of an output survives a crash or a full disk.
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared files
+    try:
+        yield tmp
+        with open(tmp, "rb+") as handle:  # data reaches the disk before the rename
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+@functools.lru_cache(maxsize=1)
+def git_state() -> dict[str, Any]:
+    """The commit of the working directory's repository and whether it is dirty.
+
+    Dirty means tracked files differ from the commit; untracked files (outputs,
+    logs) do not count, since the workflow itself creates them.
+    """
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    dirty = None if commit is None or status is None else bool(status)
+    return {"commit": commit, "dirty": dirty}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def versions() -> dict[str, str | None]:
+    """Versions of the software that shapes the numbers (read from metadata, no imports)."""
+    from galu import __version__
+
+    found = {name: _version(name) for name in ("torch", "numpy", "scipy", "snakemake")}
+    return {"python": platform.python_version(), "galu": __version__, **found}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _plain(value: Any) -> Any:
+    """Turn Snakemake's Namedlist/Params and numpy scalars into JSON-able values."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return value.item()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _named_items(namedlist: Any) -> dict[str, Any]:
+    """Keyword entries of a Snakemake Namedlist (its ``items()``), positional ones dropped."""
+    return {key: _plain(val) for key, val in namedlist.items()}
+
+
+class Run:
+    """One job's provenance: what ran, with which parameters, on which inputs.
+
+    Create it at the start of a script (that fixes the start time), then write
+    every output through it. ``extra`` is merged into each sidecar (for
+    example ``{"data_substitute": True}`` when inputs descend from a
+    non-official copy of a dataset).
+    """
+
+    def __init__(
+        self,
+        rule: str,
+        *,
+        wildcards: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        inputs: Iterable[str | os.PathLike[str]] = (),
+        device: str = "cpu",
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.rule = rule
+        self.wildcards = _plain(dict(wildcards or {}))
+        self.params = _plain(dict(params or {}))
+        self.inputs = [os.fspath(p) for p in inputs]
+        self.device = device
+        self.extra = dict(extra or {})
+        self.started = _now()
+        self._input_hashes = {p: sha256_file(p) for p in self.inputs}
+
+    @classmethod
+    def from_snakemake(cls, smk: Any, **kwargs: Any) -> Run:
+        """Build from the ``snakemake`` object a ``script:`` receives."""
+        return cls(
+            smk.rule,
+            wildcards=_named_items(smk.wildcards),
+            params=_named_items(smk.params),
+            inputs=[p for p in smk.input if Path(p).is_file()],
+            **kwargs,
+        )
+
+    def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:
+        """The sidecar record for an output already on disk."""
+        return {
+            "output": {"path": os.fspath(path), "sha256": sha256_file(path)},
+            "rule": self.rule,
+            "wildcards": self.wildcards,
+            "params": self.params,
+            "params_sha256": sha256_json(self.params),
+            "inputs": [{"path": p, "sha256": h} for p, h in self._input_hashes.items()],
+            "git": git_state(),
+            "versions": versions(),
+            "device": self.device,
+            "seeds": [int(s) for s in seeds],
+            "started": self.started,
+            "finished": _now(),
+            **self.extra,
+        }
+
+    def stamp(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> Path:
+        """Write the sidecar of an existing output, atomically; return its path."""
+        record = self.sidecar(path, seeds)
+        side = sidecar_path(path)
+        atomic_write_bytes(side, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+        return side
+
+    def write_csv(self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
+        """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar."""
+        with atomic_path(path) as tmp:
+            df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
+        self.stamp(path, seeds)
+
+    def save_figure(self, fig: Any, png: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
+        """Save a matplotlib figure as PNG and as the PDF beside it, each with a sidecar.
+
+        Metadata dates are dropped so the same figure gives the same bytes.
+        """
+        png = Path(png)
+        targets = {png: {"Software": None}, png.with_suffix(".pdf"): {"CreationDate": None}}
+        for target, meta in targets.items():
+            with atomic_path(target) as tmp:
+                fig.savefig(tmp, format=target.suffix[1:], metadata=meta)
+            self.stamp(target, seeds)

@@ -1,0 +1,26 @@
+"""Figure: each activation beside its normalized version, from coefficients.csv."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from galu.activations import get_activation
+from galu.plotting import scaled_title, use_style
+from galu.provenance import Run
+
+run = Run.from_snakemake(snakemake)
+table = pd.read_csv(snakemake.input.csv)
+x_max = snakemake.params.settings["x_max"]
+
+use_style()
+fig, (raw, norm) = plt.subplots(1, 2, figsize=(9.6, 4.0), sharex=True)
+x = np.linspace(-x_max, x_max, 801)
+for row in table.itertuples():
+    f = get_activation(row.activation).f
+    (line,) = raw.plot(x, f(x), label=row.activation)
+    norm.plot(x, (f(x) - row.alpha * x - row.beta) / row.gamma, color=line.get_color())
+raw.set(xlabel="pre-activation x", ylabel="f(x)", title="raw")
+norm.set(xlabel="pre-activation x", ylabel="(f(x) - alpha x - beta) / gamma", title="normalized")
+raw.legend(ncol=2)
+scaled_title(fig, "Activations and their static normalization", snakemake.params.scale)
+run.save_figure(fig, snakemake.output.png)

@@ -1,0 +1,66 @@
+"""Shared fixtures: the repository root and throw-away copies of it for workflow runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def tool(name: str) -> str:
+    """A console script installed beside this Python (snakemake, dvc, galu)."""
+    path = BIN / name
+    return str(path) if path.exists() else name
+
+
+def repo_files() -> list[str]:
+    """Tracked and untracked-but-not-ignored files: what a fresh clone would hold."""
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    )
+    return [f for f in out.stdout.decode().split("\0") if f and (REPO / f).is_file()]
+
+
+def copy_repo(dest: Path) -> Path:
+    """Copy the working tree (as a clone would see it) into ``dest`` and commit it there."""
+    for rel in repo_files():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, target)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "copy"]):
+        subprocess.run(cmd, cwd=dest, check=True, env=env, capture_output=True)
+    return dest
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    """Run a command, returning its output; on failure show what it printed."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", **kw.pop("env", {})}
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, **kw)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}"
+            f"\n--- stderr\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    return copy_repo(tmp_path / "repo")

@@ -1,0 +1,64 @@
+"""The audit finds tampered outputs, tampered inputs, missing and orphan sidecars."""
+
+import pandas as pd
+
+from galu.audit import audit_tree
+from galu.cli import main
+from galu.provenance import Run
+
+
+def test_clean_tree_passes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a")
+    Run("r", inputs=["in.txt"]).write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    assert audit_tree(".") == []
+    assert main(["audit"]) == 0
+    assert "1 output(s) consistent" in capsys.readouterr().out
+
+
+def test_tampered_input_is_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a")
+    Run("r", inputs=["in.txt"]).write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    (tmp_path / "in.txt").write_text("b")
+    findings = audit_tree(".")
+    assert [str(f) for f in findings] == [
+        "results/s/x.csv: input in.txt changed since this output was made"
+    ]
+    assert main(["audit"]) == 1
+    assert "PROBLEM results/s/x.csv: input in.txt changed" in capsys.readouterr().out
+
+
+def test_changed_output_missing_sidecar_orphan_and_missing_input(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a")
+    run = Run("r", inputs=["in.txt"])
+    run.write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    run.write_csv(pd.DataFrame({"x": [2]}), "results/s/y.csv")
+    with open("results/s/x.csv", "a") as handle:
+        handle.write("3\n")
+    (tmp_path / "results/s/hand_made.csv").write_text("x\n1\n")
+    (tmp_path / "results/s/y.csv").rename(tmp_path / "figures_y.csv")
+    (tmp_path / "in.txt").unlink()
+    problems = {(f.path, f.problem.split(" (")[0]) for f in audit_tree(".")}
+    assert problems == {
+        ("results/s/x.csv", "changed after it was written"),
+        ("results/s/x.csv", "input in.txt is missing"),
+        ("results/s/hand_made.csv", "no provenance sidecar"),
+        ("results/s/y.csv.meta.json", "sidecar without its output"),
+    }
+
+
+def test_corrupt_sidecar_is_reported(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    (tmp_path / "results/x.csv.meta.json").write_text("{not json")
+    [finding] = audit_tree(".")
+    assert finding.path == "results/x.csv" and "unreadable" in finding.problem
+
+
+def test_leftover_temporary_file_is_not_an_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    (tmp_path / "results/.x.csv.abc123.tmp").write_text("half")
+    assert audit_tree(".") == []

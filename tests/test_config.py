@@ -1,0 +1,164 @@
+"""The configuration schema, the shipped configs, and bad configs with their messages."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from galu.config import ConfigError, load_yaml, validate
+
+from conftest import REPO, run, tool
+
+SCHEMA = load_yaml(REPO / "workflow/schemas/config.schema.yaml")
+QUICK = load_yaml(REPO / "config/config.yaml")
+PAPER = load_yaml(REPO / "config/paper.yaml")
+
+
+def leaves(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every (dotted key, sub-schema) pair of the schema, objects included."""
+    for key, sub in schema.get("properties", {}).items():
+        here = f"{path}.{key}".lstrip(".")
+        yield here, sub
+        if sub.get("type") == "object":
+            yield from leaves(sub, here)
+
+
+def defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    """The config the schema's defaults describe (objects built from their children)."""
+    out = {}
+    for key, sub in schema["properties"].items():
+        out[key] = defaults(sub) if sub.get("type") == "object" else sub["default"]
+    return out
+
+
+def test_shipped_configs_are_valid():
+    validate(QUICK, SCHEMA)
+    validate(PAPER, SCHEMA)
+    assert QUICK["scale"] == "quick" and PAPER["scale"] == "paper"
+
+
+def test_schema_defaults_are_the_quick_config():
+    assert defaults(SCHEMA) == QUICK
+
+
+@pytest.mark.parametrize("key,sub", list(leaves(SCHEMA)), ids=lambda v: str(v)[:40])
+def test_every_key_is_documented_and_bounded(key, sub):
+    assert sub.get("description"), f"{key} has no description"
+    assert "default" in sub, f"{key} has no default"
+    kind = sub.get("type")
+    assert kind, f"{key} has no type"
+    if kind in ("integer", "number"):
+        assert {"minimum", "exclusiveMinimum"} & set(sub), f"{key} has no lower bound"
+        assert {"maximum", "exclusiveMaximum"} & set(sub), f"{key} has no upper bound"
+    if kind == "string":
+        assert "enum" in sub or "pattern" in sub, f"{key} accepts any string"
+    if kind == "object":
+        assert sub.get("additionalProperties") is False, f"{key} accepts unknown keys"
+
+
+def test_every_key_is_commented_in_the_quick_config():
+    # Every line that sets a value (not a section header) has a comment line right above it.
+    lines = (REPO / "config/config.yaml").read_text().splitlines()
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "-")) and not stripped.endswith(":"):
+            assert lines[i - 1].strip().startswith("#"), f"uncommented key: {line}"
+
+
+def mutate(path: str, value: Any = None, delete: bool = False) -> dict[str, Any]:
+    config = copy.deepcopy(QUICK)
+    *parents, last = path.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    if delete:
+        del node[last]
+    else:
+        node[last] = value
+    return config
+
+
+BAD = [
+    ("seed", -1, "seed: -1 is not allowed; expected integer in [0, 4294967295]"),
+    ("seed", "zero", "seed: 'zero' is not allowed; expected integer"),
+    ("seed", 1.5, "seed: 1.5 is not allowed; expected integer"),
+    ("device", "gpu", "device: 'gpu' is not allowed; expected one of auto, cpu, cuda"),
+    ("scale", "huge", "scale: 'huge' is not allowed; expected one of quick, paper, test"),
+    (
+        "normalization.coefficients.activations",
+        ["relu", "swish"],
+        "normalization.coefficients.activations[1]: 'swish' is not allowed; "
+        "expected one of relu, abs, tanh",
+    ),
+    (
+        "normalization.coefficients.activations",
+        [],
+        "normalization.coefficients.activations: [] is not allowed",
+    ),
+    (
+        "normalization.coefficients.activations",
+        ["relu", "relu"],
+        "normalization.coefficients.activations: ['relu', 'relu'] is not allowed",
+    ),
+    (
+        "normalization.coefficients.quadrature_order",
+        -3,
+        "normalization.coefficients.quadrature_order: -3 is not allowed; "
+        "expected integer in [2, 50]",
+    ),
+    (
+        "normalization.coefficients.quadrature_order",
+        "48",
+        "normalization.coefficients.quadrature_order: '48' is not allowed; expected integer",
+    ),
+    (
+        "normalization.coefficients.convergence_tolerance",
+        0,
+        "normalization.coefficients.convergence_tolerance: 0 is not allowed; "
+        "expected number in (0, 0.001]",
+    ),
+    ("normalization.plot.x_max", -4.0, "normalization.plot.x_max: -4.0 is not allowed"),
+    ("normalization.plot.colour", "red", "normalization.plot.colour: unknown key; allowed keys"),
+    ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: device"),
+    ("normalization.plot", [1], "normalization.plot: [1] is not allowed; expected a mapping"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", BAD, ids=[b[0] + "=" + repr(b[1]) for b in BAD])
+def test_bad_value_is_named_with_the_allowed_values(path, value, message):
+    with pytest.raises(ConfigError) as error:
+        validate(mutate(path, value), SCHEMA)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "path", ["scale", "normalization.coefficients.quadrature_order", "normalization.plot"]
+)
+def test_missing_key_is_named(path):
+    with pytest.raises(ConfigError, match=f"{path}: required key is missing"):
+        validate(mutate(path, delete=True), SCHEMA)
+
+
+def test_all_problems_are_reported_at_once():
+    config = mutate("seed", -1)
+    config["device"] = "gpu"
+    with pytest.raises(ConfigError, match=r"2 problem\(s\)"):
+        validate(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (["seed=-2"], "seed: -2 is not allowed"),
+        (["device=tpu"], "device: 'tpu' is not allowed; expected one of auto, cpu, cuda"),
+        (["normalization={'plot':{'x_max':'wide'}}"], "normalization.plot.x_max: 'wide'"),
+    ],
+)
+def test_workflow_refuses_bad_config_before_any_job(override, message):
+    proc = run([tool("snakemake"), "-n", "--cores", "1", "--config", *override], REPO, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout

@@ -1,0 +1,20 @@
+# Shared by every stage: configuration check, sidecar paths, the conda environment.
+import sys
+
+from galu.config import ConfigError, validate_files
+from galu.provenance import sidecar_path
+
+try:
+    validate_files(config, workflow.source_path("../schemas/config.schema.yaml"))
+except ConfigError as error:
+    # One readable message and a non-zero exit, before any job runs (no traceback).
+    print(f"galu: {error}", file=sys.stderr)
+    sys.exit(2)
+
+SCALE = config["scale"]
+ENV = "../../environment.yml"
+
+
+def meta(path):
+    """The provenance sidecar of an output (written by galu.provenance.Run)."""
+    return str(sidecar_path(path))

@@ -1,0 +1,63 @@
+# Static activation normalization (Richemond & Guo, arXiv 1905.01369): the Gaussian-moment
+# coefficients alpha, beta, gamma of each activation, and a figure of the normalized shapes.
+
+
+rule normalization_coefficients:
+    output:
+        csv="results/normalization/coefficients.csv",
+        meta=meta("results/normalization/coefficients.csv"),
+        summary="results/normalization/coefficients_summary.json",
+        summary_meta=meta("results/normalization/coefficients_summary.json"),
+    log:
+        "logs/normalization/coefficients.log",
+    benchmark:
+        "logs/benchmarks/normalization/coefficients.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        settings=config["normalization"]["coefficients"],
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_coefficients.py"
+
+
+rule plot_coefficients:
+    input:
+        csv="results/normalization/coefficients.csv",
+    output:
+        png=report(
+            "figures/normalization/activations.png",
+            caption="../report/coefficients.rst",
+            category="Static normalization",
+            subcategory="Coefficients",
+        ),
+        pdf="figures/normalization/activations.pdf",
+        png_meta=meta("figures/normalization/activations.png"),
+        pdf_meta=meta("figures/normalization/activations.pdf"),
+    log:
+        "logs/normalization/plot_coefficients.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_coefficients.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        settings=config["normalization"]["plot"],
+        scale=SCALE,
+    script:
+        "../../scripts/plot_coefficients.py"
+
+
+ALL_TARGETS.extend(
+    [
+        "results/normalization/coefficients.csv",
+        "figures/normalization/activations.png",
+    ]
+)
