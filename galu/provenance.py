@@ -19,6 +19,7 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -84,6 +85,18 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+def log_to_file(path: str | os.PathLike[str]) -> None:
+    """Route logging (INFO and up) and warnings to ``path``, replacing earlier handlers."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(
+        filename=os.fspath(path),
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    logging.captureWarnings(True)
 
 
 def _git(*args: str) -> str | None:
@@ -175,14 +188,22 @@ class Run:
 
     @classmethod
     def from_snakemake(cls, smk: Any, **kwargs: Any) -> Run:
-        """Build from the ``snakemake`` object a ``script:`` receives."""
-        return cls(
+        """Build from the ``snakemake`` object a ``script:`` receives.
+
+        Also sends Python logging and warnings to the rule's ``log:`` file, so
+        every job leaves a record of what it did (and of any device fallback).
+        """
+        if len(smk.log):
+            log_to_file(smk.log[0])
+        run = cls(
             smk.rule,
             wildcards=_named_items(smk.wildcards),
             params=_named_items(smk.params),
             inputs=[p for p in smk.input if Path(p).is_file()],
             **kwargs,
         )
+        logging.getLogger("galu").info("rule %s %s started", run.rule, run.wildcards)
+        return run
 
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:
         """The sidecar record for an output already on disk."""
@@ -207,6 +228,7 @@ class Run:
         record = self.sidecar(path, seeds)
         side = sidecar_path(path)
         atomic_write_bytes(side, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+        logging.getLogger("galu").info("wrote %s (sha256 %s)", path, record["output"]["sha256"])
         return side
 
     def write_csv(self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
