@@ -17,7 +17,10 @@ include: "workflow/rules/common.smk"
 ALL_TARGETS = []
 
 
+include: "workflow/rules/data.smk"
 include: "workflow/rules/normalization.smk"
+# The verdict reads every stage's outputs: keep it last.
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -1,13 +1,16 @@
-"""The ``galu`` command: ``galu audit`` re-checks outputs against their provenance."""
+"""The ``galu`` command: ``audit`` outputs against their provenance, check the ``readme``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from galu import __version__
 from galu.audit import DEFAULT_FOLDERS, audit_tree, count_outputs
+from galu.claims import readme_with_section
+from galu.provenance import atomic_write_bytes
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -26,6 +29,20 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _readme(args: argparse.Namespace) -> int:
+    readme = Path(args.readme).read_text()
+    updated = readme_with_section(readme, Path(args.claims).read_text())
+    if updated == readme:
+        print(f"{args.readme} is current with {args.claims}.")
+        return 0
+    if not args.update:
+        print(f"{args.readme} differs from {args.claims}; run `galu readme --update`.")
+        return 1
+    atomic_write_bytes(args.readme, updated.encode())
+    print(f"updated the claims section of {args.readme} from {args.claims}.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="galu", description=__doc__)
     parser.add_argument("--version", action="version", version=f"galu {__version__}")
@@ -39,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"folders to audit, relative to the root (default: {' '.join(DEFAULT_FOLDERS)})",
     )
     audit.set_defaults(func=_audit)
+    readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
+    readme.add_argument("--claims", default="results/claims.md", help="the generated table")
+    readme.add_argument("--readme", default="README.md", help="the README to check")
+    readme.add_argument("--update", action="store_true", help="rewrite the section in place")
+    readme.set_defaults(func=_readme)
     return parser
 
 

@@ -122,7 +122,7 @@ BAD = [
     ),
     ("normalization.plot.x_max", -4.0, "normalization.plot.x_max: -4.0 is not allowed"),
     ("normalization.plot.colour", "red", "normalization.plot.colour: unknown key; allowed keys"),
-    ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: device"),
+    ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: data, device"),
     ("normalization.plot", [1], "normalization.plot: [1] is not allowed; expected a mapping"),
 ]
 

@@ -14,6 +14,15 @@ pytestmark = pytest.mark.slow
 
 CONTRACT = {
     "results/normalization/coefficients.csv": ["activation", "alpha", "beta", "gamma"],
+    "results/claims.csv": [
+        "claim_id",
+        "paper",
+        "statement",
+        "expected",
+        "measured",
+        "tolerance",
+        "verdict",
+    ],
 }
 FIGURES = ["figures/normalization/activations.png", "figures/normalization/activations.pdf"]
 
@@ -35,6 +44,12 @@ def test_default_workflow_end_to_end(repo_copy):
         assert (repo_copy / f"{path}.meta.json").is_file()
     relu = pd.read_csv(repo_copy / "results/normalization/coefficients.csv").set_index("activation")
     assert relu.loc["relu", "alpha"] == pytest.approx(0.5, abs=1e-10)
+
+    claims = pd.read_csv(repo_copy / "results/claims.csv")
+    assert set(claims["verdict"]) <= {"pass", "fail", "not_run"}
+    assert not claims.loc[claims["verdict"] == "not_run", "reason"].isna().any()
+    # The README's "What reproduces" section is the one this run generates (CI fails on drift).
+    run([snakemake, "--cores", "1", "readme_check"], repo_copy)
 
     again = run([snakemake, "-n", "--cores", "2"], repo_copy)
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -1,6 +1,8 @@
 # Shared by every stage: configuration check, sidecar paths, the conda environment.
 import sys
 
+import yaml
+
 from galu.config import ConfigError, validate_files
 from galu.provenance import sidecar_path
 
@@ -13,6 +15,17 @@ except ConfigError as error:
 
 SCALE = config["scale"]
 ENV = "../../environment.yml"
+
+
+with open(workflow.source_path("../claims.yaml")) as handle:
+    CLAIMS = yaml.safe_load(handle)
+
+
+def claim_sources(wildcards):
+    """CSVs the claims read that this configuration produces (others become not_run).
+
+    Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
+    return sorted({c["source"] for c in CLAIMS if c["source"] in ALL_TARGETS})
 
 
 def meta(path):

@@ -1,0 +1,233 @@
+"""Check the papers' claims against the workflow's tidy CSVs.
+
+Claims are data (``workflow/claims.yaml``), not code: each names the paper,
+its statement, the figure that shows it, the CSV it is measured on, how to
+measure it and what value is expected within which tolerance. A measurement
+is declarative:
+
+- ``where``: a pandas query selecting rows (optional);
+- ``expression``: a pandas ``eval`` expression giving one value per row;
+- ``reduce``: how the rows become one number: ``mean``, ``median``, ``max``,
+  ``min``, ``count``, ``fraction`` (mean of a boolean), or ``first_x`` (the
+  smallest value of column ``x`` at which the expression is true);
+- ``compare``: ``within`` (``|measured - expected| <= tolerance``),
+  ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
+  (``measured >= expected - tolerance``).
+
+A claim whose CSV was not produced (its stage disabled, its data missing)
+or whose rows are absent is ``not_run`` with the reason: never a silent pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+COMPARISONS = ("within", "at_most", "at_least")
+REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x")
+PAPERS = ("galu", "scm", "normalization")
+REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper."""
+
+    claim_id: str
+    paper: str
+    statement: str
+    figure: str
+    source: str
+    expression: str
+    reduce: str
+    expected: float
+    tolerance: float
+    compare: str = "within"
+    where: str | None = None
+    x: str | None = None
+    justification: str = ""
+    scales: tuple[str, ...] = field(default=("quick", "paper"))
+
+    def __post_init__(self) -> None:
+        bad = {
+            "paper": (self.paper, PAPERS),
+            "reduce": (self.reduce, REDUCTIONS),
+            "compare": (self.compare, COMPARISONS),
+        }
+        for key, (value, allowed) in bad.items():
+            if value not in allowed:
+                raise ValueError(
+                    f"claim {self.claim_id!r}: {key} {value!r} is not one of {', '.join(allowed)}"
+                )
+        if self.reduce == "first_x" and not self.x:
+            raise ValueError(f"claim {self.claim_id!r}: reduce 'first_x' needs the column 'x'")
+        if not self.tolerance >= 0:
+            raise ValueError(f"claim {self.claim_id!r}: tolerance must be >= 0")
+
+
+def _tolerance(value: Any, scale: str, claim_id: str) -> float:
+    """A tolerance is a number or a mapping scale -> number (seed spread differs by scale)."""
+    if isinstance(value, Mapping):
+        if scale not in value:
+            raise ValueError(f"claim {claim_id!r}: no tolerance for scale {scale!r}")
+        value = value[scale]
+    return float(value)
+
+
+def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim]:
+    """Claims from the YAML list, with tolerances resolved for ``scale``; ids must be unique."""
+    claims: list[Claim] = []
+    for entry in entries:
+        missing = [k for k in REQUIRED if k not in entry]
+        if missing:
+            raise ValueError(f"claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+        claims.append(
+            Claim(
+                claim_id=str(entry["id"]),
+                paper=entry["paper"],
+                statement=" ".join(str(entry["statement"]).split()),
+                figure=entry["figure"],
+                source=entry["source"],
+                expression=entry["expression"],
+                reduce=entry["reduce"],
+                expected=float(entry["expected"]),
+                tolerance=_tolerance(entry.get("tolerance", 0.0), scale, entry["id"]),
+                compare=entry.get("compare", "within"),
+                where=entry.get("where"),
+                x=entry.get("x"),
+                justification=" ".join(str(entry.get("justification", "")).split()),
+                scales=tuple(entry.get("scales", ("quick", "paper"))),
+            )
+        )
+    ids = [c.claim_id for c in claims]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate claim ids: {', '.join(duplicates)}")
+    return claims
+
+
+def measure(claim: Claim, table: pd.DataFrame) -> float | None:
+    """The claim's measured value on ``table``; None when no rows match."""
+    rows = table.query(claim.where) if claim.where else table
+    if rows.empty:
+        return None
+    values = pd.Series(rows.eval(claim.expression), index=rows.index)
+    if claim.reduce == "count":
+        return float(values.sum()) if values.dtype == bool else float(len(values))
+    if claim.reduce == "fraction":
+        return float(values.astype(bool).mean())
+    if claim.reduce == "first_x":
+        hits = rows.loc[values.astype(bool), claim.x]
+        return float(hits.min()) if len(hits) else math.inf
+    return float(getattr(np, claim.reduce)(values.to_numpy(dtype=float)))
+
+
+def verdict(claim: Claim, measured: float) -> str:
+    """``pass`` or ``fail`` of a measured value (NaN always fails)."""
+    if math.isnan(measured):
+        return "fail"
+    if claim.compare == "within":
+        ok = abs(measured - claim.expected) <= claim.tolerance
+    elif claim.compare == "at_most":
+        ok = measured <= claim.expected + claim.tolerance
+    else:
+        ok = measured >= claim.expected - claim.tolerance
+    return "pass" if ok else "fail"
+
+
+def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFrame:
+    """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons."""
+    root = Path(root)
+    tables: dict[str, pd.DataFrame] = {}
+    rows = []
+    for claim in claims:
+        row = {
+            "claim_id": claim.claim_id,
+            "paper": claim.paper,
+            "statement": claim.statement,
+            "expected": claim.expected,
+            "measured": math.nan,
+            "tolerance": claim.tolerance,
+            "verdict": "not_run",
+            "compare": claim.compare,
+            "reason": "",
+            "figure": claim.figure,
+            "source": claim.source,
+            "scale": scale,
+        }
+        path = root / claim.source
+        if scale not in claim.scales:
+            row["reason"] = f"checked only at the {', '.join(claim.scales)} scale"
+        elif not path.is_file():
+            row["reason"] = f"{claim.source} was not produced (stage disabled or its data missing)"
+        else:
+            if claim.source not in tables:
+                tables[claim.source] = pd.read_csv(path)
+            value = measure(claim, tables[claim.source])
+            if value is None:
+                row["reason"] = f"no rows of {claim.source} match {claim.where!r}"
+            else:
+                row["measured"] = value
+                row["verdict"] = verdict(claim, value)
+                row["reason"] = claim.justification
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _number(value: float, noise: float = 0.0) -> str:
+    """Three significant digits; a measurement below ``noise`` (rounding level) is shown as
+    such, not as digits that would change from one machine to the next."""
+    if isinstance(value, float) and math.isnan(value):
+        return "–"
+    if value != 0 and abs(value) < noise:
+        return f"< {noise:g}"
+    return f"{value:.3g}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """The readable claims table (``results/claims.md`` and the README section)."""
+    scale = table["scale"].iloc[0] if len(table) else "?"
+    counts = table["verdict"].value_counts()
+    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
+    lines = [
+        f"Claims checked at the **{scale}** scale: {summary}.",
+        "",
+        "| claim | paper | statement | expected | measured | tolerance | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        bound = {"within": "", "at_most": "≤ ", "at_least": "≥ "}[r.compare]
+        cells = [
+            f"`{r.claim_id}`",
+            r.paper,
+            _cell(r.statement),
+            bound + _number(r.expected),
+            _number(r.measured, noise=1e-8),
+            _number(r.tolerance),
+            f"**{r.verdict}**",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+README_START = "<!-- claims:start (generated by the workflow from results/claims.md) -->"
+README_END = "<!-- claims:end -->"
+
+
+def readme_with_section(readme: str, section: str) -> str:
+    """``readme`` with the text between the claims markers replaced by ``section``."""
+    if README_START not in readme or README_END not in readme:
+        raise ValueError(f"README.md lacks the markers {README_START!r} and {README_END!r}")
+    head, rest = readme.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    return f"{head}{README_START}\n{section}{README_END}{tail}"

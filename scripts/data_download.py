@@ -1,0 +1,21 @@
+"""Fetch one dataset's raw files, verified -> data/raw/<dataset>/sources.json (+ sidecar)."""
+
+import logging
+import sys
+from pathlib import Path
+
+from galu.data import DataError, DataSettings, fetch
+from galu.provenance import Run
+
+run = Run.from_snakemake(snakemake)
+settings = DataSettings.from_config(snakemake.params.settings)
+raw_root = Path(snakemake.output.manifest).parent.parent
+try:
+    report = fetch(snakemake.wildcards.dataset, raw_root, settings)
+except DataError as error:
+    # The message lists every place tried and the fixes; a traceback would bury it.
+    logging.getLogger("galu").error("%s", error)  # the log file keeps it too
+    print(f"galu: {error}", file=sys.stderr)
+    sys.exit(1)
+run.extra["data_substitute"] = report.substitute
+run.stamp(report.manifest)

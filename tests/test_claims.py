@@ -1,0 +1,109 @@
+"""Claims: measurement, verdicts, not_run reasons, the markdown table and the README section."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from galu.claims import (
+    README_END,
+    README_START,
+    evaluate,
+    markdown_table,
+    parse_claims,
+    readme_with_section,
+)
+from galu.config import load_yaml
+
+from conftest import REPO
+
+BASE = {
+    "paper": "galu",
+    "statement": "s",
+    "figure": "figures/x.png",
+    "source": "results/t.csv",
+}
+
+
+def claim(**fields):
+    entry = {**BASE, "id": "c", "expression": "y", "reduce": "mean", "expected": 0.0, **fields}
+    return parse_claims([entry], "quick")[0]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "results").mkdir()
+    pd.DataFrame({"x": [1, 2, 3, 4], "y": [0.9, 0.5, 0.2, 0.1], "m": list("aabb")}).to_csv(
+        tmp_path / "results/t.csv", index=False
+    )
+    return tmp_path
+
+
+def run_one(tree, **fields):
+    return evaluate([claim(**fields)], tree, "quick").iloc[0]
+
+
+def test_reductions_on_a_tiny_table(tree):
+    assert run_one(tree, reduce="mean").measured == pytest.approx(0.425)
+    assert run_one(tree, reduce="max", where="m == 'b'").measured == pytest.approx(0.2)
+    assert run_one(tree, expression="y < 0.6", reduce="fraction").measured == 0.75
+    assert run_one(tree, expression="y < 0.6", reduce="count").measured == 3
+    assert run_one(tree, expression="y < 0.3", reduce="first_x", x="x").measured == 3
+    assert run_one(tree, expression="y < 0", reduce="first_x", x="x").measured == math.inf
+    assert run_one(tree, expression="abs(y - 1)", reduce="min").measured == pytest.approx(0.1)
+
+
+def test_comparisons_decide_the_verdict(tree):
+    assert run_one(tree, expected=0.4, tolerance=0.03).verdict == "pass"
+    assert run_one(tree, expected=0.4, tolerance=0.02).verdict == "fail"
+    assert run_one(tree, expected=0.4, tolerance=0.02, compare="at_least").verdict == "pass"
+    assert run_one(tree, expected=0.4, tolerance=0.02, compare="at_most").verdict == "fail"
+    assert run_one(tree, expected=0.5, tolerance=0.0, compare="at_most").verdict == "pass"
+
+
+def test_missing_source_or_rows_is_not_run_with_a_reason(tree):
+    missing = run_one(tree, source="results/none.csv")
+    assert missing.verdict == "not_run" and "was not produced" in missing.reason
+    empty = run_one(tree, where="m == 'zzz'")
+    assert empty.verdict == "not_run" and "no rows" in empty.reason
+    paper_only = run_one(tree, scales=["paper"])
+    assert paper_only.verdict == "not_run" and "paper scale" in paper_only.reason
+
+
+def test_nan_measurement_fails(tree):
+    pd.DataFrame({"y": [float("nan")]}).to_csv(tree / "results/t.csv", index=False)
+    assert run_one(tree).verdict == "fail"
+
+
+def test_tolerance_per_scale_and_bad_fields():
+    entry = {**BASE, "id": "c", "expression": "y", "reduce": "mean", "expected": 0}
+    tolerances = {"quick": 0.1, "paper": 0.01}
+    assert parse_claims([{**entry, "tolerance": tolerances}], "paper")[0].tolerance == 0.01
+    with pytest.raises(ValueError, match="reduce 'median_x' is not one of"):
+        parse_claims([{**entry, "reduce": "median_x"}], "quick")
+    with pytest.raises(ValueError, match="lacks expected"):
+        parse_claims([{k: v for k, v in entry.items() if k != "expected"}], "quick")
+    with pytest.raises(ValueError, match="duplicate claim ids: c"):
+        parse_claims([entry, entry], "quick")
+
+
+def test_markdown_escapes_pipes_and_counts_verdicts(tree):
+    table = evaluate([claim(statement="|x| is fine", expected=0.4, tolerance=0.1)], tree, "quick")
+    text = markdown_table(table)
+    assert "1 pass, 0 fail, 0 not_run" in text
+    assert "\\|x\\| is fine" in text
+
+
+def test_readme_section_is_replaced_between_markers():
+    readme = f"# T\n{README_START}\nold\n{README_END}\nrest\n"
+    assert readme_with_section(readme, "new\n") == f"# T\n{README_START}\nnew\n{README_END}\nrest\n"
+    with pytest.raises(ValueError, match="lacks the markers"):
+        readme_with_section("# T\n", "new\n")
+
+
+def test_declared_claims_parse_and_name_existing_paths():
+    entries = load_yaml(REPO / "workflow/claims.yaml")
+    claims = parse_claims(entries, "quick")
+    assert len(claims) == len(entries) >= 2
+    for c in claims:
+        assert c.source.startswith("results/") and c.figure.startswith("figures/")

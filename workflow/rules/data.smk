@@ -1,0 +1,54 @@
+# Datasets (issue 3): verified raw archives (mirrors first, then the official URLs, then an
+# opted-in substitute) and converted arrays. Experiment stages request the processed arrays
+# they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
+from galu.data import dataset_names
+
+DATASET_NAMES = "|".join(dataset_names())
+
+
+# The output is the manifest only: Snakemake deletes a job's outputs before running it, and
+# raw files a user placed in data/raw/<dataset>/ by hand must survive a re-run.
+rule download:
+    output:
+        manifest="data/raw/{dataset}/sources.json",
+        meta=meta("data/raw/{dataset}/sources.json"),
+    log:
+        "logs/data/download_{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/download_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=DATASET_NAMES,
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=60,
+    params:
+        settings=config["data"],
+    script:
+        "../../scripts/data_download.py"
+
+
+rule prepare:
+    input:
+        manifest="data/raw/{dataset}/sources.json",
+    output:
+        npz="data/processed/{dataset}.npz",
+        meta=meta("data/processed/{dataset}.npz"),
+    log:
+        "logs/data/prepare_{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/prepare_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=DATASET_NAMES,
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    params:
+        substitutes=config["data"]["substitutes"],
+    script:
+        "../../scripts/data_prepare.py"

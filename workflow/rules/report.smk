@@ -1,0 +1,57 @@
+# The verdict: every claim of workflow/claims.yaml checked on the CSVs this run produced,
+# as a table (results/claims.csv, results/claims.md) and in the report. Included last, so
+# ALL_TARGETS already lists every enabled stage's outputs.
+
+
+rule claims:
+    input:
+        claims="workflow/claims.yaml",
+        sources=claim_sources,
+    output:
+        csv=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="Verdict",
+        ),
+        meta=meta("results/claims.csv"),
+        md="results/claims.md",
+        md_meta=meta("results/claims.md"),
+    log:
+        "logs/report/claims.log",
+    benchmark:
+        "logs/benchmarks/report/claims.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../../scripts/report_claims.py"
+
+
+# Not part of `all`: CI runs it (tests/test_workflow.py) so a stale README fails the build,
+# while a user who changes the config is not stopped by the README of the default run.
+rule readme_check:
+    input:
+        md="results/claims.md",
+        readme="README.md",
+    output:
+        touch("logs/report/readme_current.ok"),
+    log:
+        "logs/report/readme_check.log",
+    benchmark:
+        "logs/benchmarks/report/readme_check.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=2,
+    script:
+        "../../scripts/report_readme_check.py"
+
+
+ALL_TARGETS.extend(["results/claims.csv", "results/claims.md"])
