@@ -1,3 +1,5 @@
+from pathlib import Path
+
 # galu: one command reproduces three papers on how ReLU networks learn.
 #
 #   snakemake --cores 2                              the quick scale (config/config.yaml)
@@ -9,6 +11,13 @@
 
 
 configfile: "config/config.yaml"
+
+
+# Site settings (data mirrors, substitutes, device) that belong to one machine, not to the
+# repository: git-ignored, merged over config/config.yaml when present (see README, Datasets).
+if Path("config/local.yaml").exists():
+
+    configfile: "config/local.yaml"
 
 
 include: "workflow/rules/common.smk"

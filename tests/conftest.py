@@ -31,9 +31,16 @@ def repo_files() -> list[str]:
     return [f for f in out.stdout.decode().split("\0") if f and (REPO / f).is_file()]
 
 
+# Git-ignored site settings (mirrors, substitutes) travel with the copies: without them an
+# offline machine could not obtain the datasets.
+SITE_FILES = ("config/local.yaml",)
+
+
 def copy_repo(dest: Path) -> Path:
-    """Copy the working tree (as a clone would see it) into ``dest`` and commit it there."""
-    for rel in repo_files():
+    """Copy the working tree (as a clone would see it, plus the site settings) into ``dest``
+    and commit it there."""
+    site = [f for f in SITE_FILES if (REPO / f).is_file()]
+    for rel in [*repo_files(), *site]:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target)
@@ -64,3 +71,14 @@ def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.Compl
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     return copy_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One full run of the default workflow in a fresh copy, shared by the slow tests.
+
+    Tests that change files in it must work on a copy (``shutil.copytree``) or restore it.
+    """
+    root = copy_repo(tmp_path_factory.mktemp("quick") / "repo")
+    run([tool("snakemake"), "--cores", "2"], root)
+    return root

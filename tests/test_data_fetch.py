@@ -285,6 +285,27 @@ def test_a_substitute_with_the_wrong_pin_is_rejected(tmp_path: Path, reconstruct
     assert "sha256 " + "ab" * 32 + " (pinned substitute)" in str(err.value)
 
 
+def test_a_relative_substitute_path_is_found_inside_a_mirror(tmp_path, reconstructed) -> None:
+    # A committed overlay names the copy relative to a mirror (no machine-specific folder);
+    # the mirror given by the environment is where it is found.
+    tiny, copy = reconstructed
+    entry = {
+        "dataset": tiny.dataset.name,
+        "file": CIFAR_NAME,
+        "path": "site/cifar-rebuilt.tar.gz",
+        "sha256": file_digests(copy).sha256,
+    }
+    settings = DataSettings.from_config(
+        {"mirrors": [], "download": False, "substitutes": [entry]},
+        datasets={tiny.dataset.name: tiny.dataset},
+    )
+    report = fetch(tiny.dataset, tmp_path / "raw", settings, {"GALU_DATA_MIRRORS": str(tmp_path)})
+    assert report.substitute is True
+    assert report.files[0].source == f"substitute {copy}"
+    with pytest.raises(MissingFilesError, match="file does not exist .looked at site/cifar"):
+        fetch(tiny.dataset, tmp_path / "raw2", settings, NO_ENV)
+
+
 def test_the_official_file_wins_over_an_opted_in_substitute(tmp_path, reconstructed) -> None:
     tiny, copy = reconstructed
     mirror = _mirror(tmp_path / "m", tiny.blobs)

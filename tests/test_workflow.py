@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 
 import pandas as pd
 import pytest
 
-from conftest import run, tool
+from conftest import REPO, run, tool
 
 pytestmark = pytest.mark.slow
 
@@ -27,35 +28,39 @@ CONTRACT = {
 FIGURES = ["figures/normalization/activations.png", "figures/normalization/activations.pdf"]
 
 
-def test_default_workflow_end_to_end(repo_copy):
-    snakemake, galu = tool("snakemake"), tool("galu")
-    dry = run([snakemake, "-n", "--cores", "2"], repo_copy)
+def test_dry_run_plans_jobs_and_writes_nothing(repo_copy):
+    dry = run([tool("snakemake"), "-n", "--cores", "2"], repo_copy)
     assert "normalization_coefficients" in dry.stdout
-    assert not (repo_copy / "results").exists()  # a dry run writes nothing
+    assert not (repo_copy / "results").exists()
 
-    run([snakemake, "--cores", "2"], repo_copy)
+
+def test_outputs_follow_the_contracts_with_sidecars(quick_run):
     for path, columns in CONTRACT.items():
-        table = pd.read_csv(repo_copy / path)
+        table = pd.read_csv(quick_run / path)
         assert list(table.columns[: len(columns)]) == columns
-        meta = json.loads((repo_copy / f"{path}.meta.json").read_text())
+        meta = json.loads((quick_run / f"{path}.meta.json").read_text())
         assert meta["git"]["dirty"] is False and len(meta["git"]["commit"]) == 40
     for path in FIGURES:
-        assert (repo_copy / path).stat().st_size > 1000
-        assert (repo_copy / f"{path}.meta.json").is_file()
-    relu = pd.read_csv(repo_copy / "results/normalization/coefficients.csv").set_index("activation")
-    assert relu.loc["relu", "alpha"] == pytest.approx(0.5, abs=1e-10)
-
-    claims = pd.read_csv(repo_copy / "results/claims.csv")
+        assert (quick_run / path).stat().st_size > 1000
+        assert (quick_run / f"{path}.meta.json").is_file()
+    coefficients = pd.read_csv(quick_run / "results/normalization/coefficients.csv")
+    relu = coefficients.set_index("activation").loc["relu"]
+    assert relu["alpha"] == pytest.approx(0.5, abs=1e-10)
+    claims = pd.read_csv(quick_run / "results/claims.csv")
     assert set(claims["verdict"]) <= {"pass", "fail", "not_run"}
     assert not claims.loc[claims["verdict"] == "not_run", "reason"].isna().any()
-    # The README's "What reproduces" section is the one this run generates (CI fails on drift).
-    run([snakemake, "--cores", "1", "readme_check"], repo_copy)
 
-    again = run([snakemake, "-n", "--cores", "2"], repo_copy)
+
+def test_rerun_plans_nothing_and_readme_is_current(quick_run):
+    again = run([tool("snakemake"), "-n", "--cores", "2"], quick_run)
     assert "Nothing to be done" in again.stdout + again.stderr
+    # The README's "What reproduces" section is the one this run generates (CI fails on drift).
+    run([tool("snakemake"), "--cores", "1", "readme_check"], quick_run)
 
-    report = repo_copy / "results/report.zip"
-    run([snakemake, "--report", str(report)], repo_copy)
+
+def test_report_contains_the_figures_with_captions(quick_run):
+    report = quick_run / "results/report.zip"
+    run([tool("snakemake"), "--report", str(report)], quick_run)
     with zipfile.ZipFile(report) as archive:
         names = archive.namelist()
         assert any(n.endswith("activations.png") for n in names)
@@ -64,28 +69,27 @@ def test_default_workflow_end_to_end(repo_copy):
         )
     assert "half-range Gauss-Hermite" in html  # the caption made it into the report
 
-    assert run([galu, "audit"], repo_copy).returncode == 0
+
+def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(quick_run, tmp_path):
+    galu = tool("galu")
+    assert run([galu, "audit"], quick_run).returncode == 0
+    tree = tmp_path / "tree"
+    for folder in ("results", "figures", "data"):
+        if (quick_run / folder).is_dir():
+            shutil.copytree(quick_run / folder, tree / folder)
     # One changed byte in a recorded input makes the audit fail and name the file.
-    csv = repo_copy / "results/normalization/coefficients.csv"
+    csv = tree / "results/normalization/coefficients.csv"
     data = bytearray(csv.read_bytes())
     data[-3] = ord("7") if data[-3] != ord("7") else ord("8")
     csv.write_bytes(bytes(data))
-    audit = run([galu, "audit"], repo_copy, check=False)
+    (tree / "figures/normalization/activations.pdf.meta.json").unlink()
+    audit = run([galu, "audit"], tree, check=False)
     assert audit.returncode == 1
     assert "results/normalization/coefficients.csv: changed after it was written" in audit.stdout
     assert "activations.png: input results/normalization/coefficients.csv changed" in audit.stdout
-
-
-def test_missing_sidecar_fails_the_audit(repo_copy):
-    run([tool("snakemake"), "--cores", "2"], repo_copy)
-    (repo_copy / "figures/normalization/activations.pdf.meta.json").unlink()
-    audit = run([tool("galu"), "audit"], repo_copy, check=False)
-    assert audit.returncode == 1
     assert "figures/normalization/activations.pdf: no provenance sidecar" in audit.stdout
 
 
 def test_lint_passes():
-    from conftest import REPO
-
     lint = run([tool("snakemake"), "--lint"], REPO)
     assert "Congratulations" in lint.stdout + lint.stderr

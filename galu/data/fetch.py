@@ -192,20 +192,33 @@ class _FileSearch:
                 found = self._try_urls([url], url)
         return found
 
+    def _substitute_candidates(self, path: Path) -> list[Path]:
+        """Where an opted-in copy may lie: its path as given and, when that path is
+        relative, the same path inside each local mirror (so a committed config overlay
+        can name a copy without hard-coding the folder that holds it on one machine)."""
+        if path.is_absolute():
+            return [path]
+        roots = [local_folder(m.location) for m in self.mirrors if not is_remote(m.location)]
+        return [path, *(root / path for root in roots)]
+
     def _substitute(self) -> FetchedFile | None:
         for sub in substitutes_for(self.settings.substitutes, self.ds.name, self.spec.name):
+            candidates = self._substitute_candidates(sub.path)
+            found = next((c for c in candidates if c.is_file()), None)
             place = f"substitute {sub.path} (data.substitutes)"
-            if not sub.path.is_file():
-                self.attempts.append(Attempt(place, "file does not exist"))
+            if found is None:
+                tried = ", ".join(str(c) for c in candidates)
+                self.attempts.append(Attempt(place, f"file does not exist (looked at {tried})"))
                 continue
+            place = f"substitute {found} (data.substitutes)"
             try:
                 verified = install_local(
-                    sub.path,
+                    found,
                     self.dest,
                     lambda p, src, s=sub: verify_pinned(p, self.spec.name, s.sha256, src),
                     self.settings.link,
                 )
-                return self._fetched(verified, f"substitute {sub.path}")
+                return self._fetched(verified, f"substitute {found}")
             except ChecksumMismatchError as exc:
                 outcome = f"rejected (expected {exc.expected}; got {exc.actual})"
                 self.attempts.append(Attempt(place, outcome))
