@@ -34,10 +34,21 @@ def defaults(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """Snakemake's merge of a --configfile over the config: mappings merge, the rest replaces."""
+    out = copy.deepcopy(base)
+    for key, value in overlay.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if both else copy.deepcopy(value)
+    return out
+
+
 def test_shipped_configs_are_valid():
     validate(QUICK, SCHEMA)
-    validate(PAPER, SCHEMA)
+    validate(merged(QUICK, PAPER), SCHEMA)
+    validate(merged(QUICK, load_yaml(REPO / "config/cifar10-reconstruction.yaml")), SCHEMA)
     assert QUICK["scale"] == "quick" and PAPER["scale"] == "paper"
+    assert "data" not in PAPER  # site settings stay with the site (config/local.yaml)
 
 
 def test_schema_defaults_are_the_quick_config():
