@@ -8,19 +8,51 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from galu import __version__
-from galu.audit import DEFAULT_FOLDERS, audit_tree, count_outputs
+from galu.audit import DEFAULT_FOLDERS, audit_tree, commits, count_outputs
 from galu.claims import readme_with_section
-from galu.provenance import atomic_write_bytes
+from galu.lineage import explain
+from galu.provenance import atomic_write_bytes, git_state
+
+
+def _explain(args: argparse.Namespace) -> int:
+    root = Path(args.root)
+    target = Path(args.explain)
+    if target.is_absolute():
+        target = target.resolve().relative_to(root.resolve())
+    node = explain(target, root)
+    print("\n".join(node.lines()))
+    problems = node.all_problems()
+    print(f"galu audit --explain: {len(problems)} problem(s) in the chain of {target}.")
+    return 1 if problems else 0
+
+
+def _commit_notes(args: argparse.Namespace) -> list[str]:
+    """Outputs made on another commit than the checkout's, or from a modified tree."""
+    head = git_state().get("commit")
+    notes = []
+    for commit, paths in sorted(commits(args.root, args.folders).items()):
+        if head is None or commit != head:
+            notes.append(f"{len(paths)} output(s) made on commit {commit}, e.g. {paths[0]}")
+    return notes
 
 
 def _audit(args: argparse.Namespace) -> int:
+    if args.explain:
+        return _explain(args)
     findings = audit_tree(args.root, args.folders)
     for finding in findings:
         print(f"PROBLEM {finding}")
+    notes = _commit_notes(args)
+    for note in notes:
+        print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
+    head = git_state().get("commit")
+    if notes and head:
+        print(f"NOTE the checkout is at commit {head}")
+    problems = len(findings) + (len(notes) if args.strict else 0)
     checked = count_outputs(args.root, args.folders)
-    if findings:
+    if problems:
         print(
-            f"galu audit: {len(findings)} problem(s) in {checked} output(s) under "
+            f"galu audit: {problems} problem(s) in {checked} output(s) under "
             f"{', '.join(args.folders)}. Rerun the workflow (snakemake) to rebuild what changed; "
             "an output edited by hand has no trustworthy provenance."
         )
@@ -54,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_FOLDERS),
         help=f"folders to audit, relative to the root (default: {' '.join(DEFAULT_FOLDERS)})",
+    )
+    audit.add_argument(
+        "--explain",
+        metavar="FILE",
+        help="print the provenance chain of one output, down to the raw archives",
+    )
+    audit.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail when outputs were made on another commit or from a modified tree",
     )
     audit.set_defaults(func=_audit)
     readme = sub.add_parser("readme", help="compare (or --update) README's claims section")

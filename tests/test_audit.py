@@ -62,3 +62,46 @@ def test_leftover_temporary_file_is_not_an_output(tmp_path, monkeypatch):
     Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
     (tmp_path / "results/.x.csv.abc123.tmp").write_text("half")
     assert audit_tree(".") == []
+
+
+def test_tampered_raw_archive_is_named(tmp_path, monkeypatch):
+    # A file under a registered dataset name is checked against the published checksums.
+    monkeypatch.chdir(tmp_path)
+    raw = tmp_path / "data/raw/mnist/t10k-labels-idx1-ubyte.gz"
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes(b"\x1f\x8b not the official labels")
+    [finding] = audit_tree(".")
+    assert finding.path == "data/raw/mnist/t10k-labels-idx1-ubyte.gz"
+    assert finding.problem.startswith("does not match the published checksums")
+
+
+def test_explain_walks_the_chain_and_names_the_broken_link(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a")
+    Run("make_csv", inputs=["in.txt"]).write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    Run("plot", inputs=["results/s/x.csv"]).write_csv(pd.DataFrame({"y": [1]}), "figures/y.csv")
+    assert main(["audit", "--explain", "figures/y.csv"]) == 0
+    out = capsys.readouterr().out
+    assert "figures/y.csv  [ok]" in out and "<- results/s/x.csv  [ok]" in out
+    assert "rule make_csv" in out and "<- in.txt  [ok]" in out
+    (tmp_path / "in.txt").write_text("b")
+    assert main(["audit", "--explain", "figures/y.csv"]) == 1
+    out = capsys.readouterr().out
+    assert "results/s/x.csv  [PROBLEM: input in.txt changed since this output was made]" in out
+
+
+def test_outputs_from_another_commit_are_reported(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    side = tmp_path / "results/x.csv.meta.json"
+    record = json.loads(side.read_text())
+    record["git"] = {"commit": "0" * 40, "dirty": False}
+    side.write_text(json.dumps(record))
+    assert main(["audit"]) == 0  # consistent bytes: a note, not a failure
+    assert f"NOTE 1 output(s) made on commit {'0' * 40}, e.g. results/x.csv" in (
+        capsys.readouterr().out
+    )
+    assert main(["audit", "--strict"]) == 1
+    assert f"PROBLEM 1 output(s) made on commit {'0' * 40}" in capsys.readouterr().out

@@ -1,0 +1,95 @@
+"""The audit chain of one output: figure -> CSVs -> processed data -> raw archives.
+
+``galu audit --explain FILE`` prints, for an output and recursively for every
+input its sidecar records, the rule, commit, parameter hash and time that made
+it and whether its bytes still match. Processed datasets continue to the raw
+archives they were converted from, which are checked against the registry's
+published checksums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from galu.audit import _raw_archive_problem, check_output, read_sidecar
+from galu.provenance import sha256_file
+
+
+@dataclass
+class Node:
+    """One file of the chain, its provenance summary and its problems."""
+
+    path: str
+    summary: str
+    problems: list[str]
+    inputs: list[Node] = field(default_factory=list)
+
+    def lines(self, depth: int = 0) -> list[str]:
+        state = "ok" if not self.problems else "PROBLEM: " + "; ".join(self.problems)
+        pad = "  " * depth + ("<- " if depth else "")
+        out = [f"{pad}{self.path}  [{state}]", f"{'  ' * depth}   {self.summary}"]
+        for child in self.inputs:
+            out.extend(child.lines(depth + 1))
+        return out
+
+    def all_problems(self) -> list[str]:
+        found = [f"{self.path}: {p}" for p in self.problems]
+        for child in self.inputs:
+            found.extend(child.all_problems())
+        return found
+
+
+def _describe(record: dict) -> str:
+    git = record.get("git") or {}
+    commit = (git.get("commit") or "unknown")[:12] + ("+dirty" if git.get("dirty") else "")
+    extra = "; data substitute" if record.get("data_substitute") else ""
+    return (
+        f"rule {record.get('rule')} {record.get('wildcards') or ''} on commit {commit}, "
+        f"params sha256 {str(record.get('params_sha256'))[:12]}, device {record.get('device')}, "
+        f"finished {record.get('finished')}{extra}"
+    ).replace("  ", " ")
+
+
+def _raw_nodes(root: Path, record: dict) -> list[Node]:
+    """Raw archives a processed dataset was converted from (its sidecar's raw_files)."""
+    dataset = (record.get("wildcards") or {}).get("dataset") or record.get("dataset")
+    nodes = []
+    for raw in record.get("raw_files", []):
+        path = root / "data" / "raw" / str(dataset) / raw["name"]
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file():
+            nodes.append(Node(rel, "raw archive", ["missing"]))
+            continue
+        problem = _raw_archive_problem(root, path)
+        how = "pinned substitute" if raw.get("substitute") else "published checksums"
+        nodes.append(
+            Node(rel, f"raw archive, checked against the {how}", [problem] if problem else [])
+        )
+    return nodes
+
+
+def explain(path: str | Path, root: str | Path = ".", _seen: set[str] | None = None) -> Node:
+    """The provenance chain of ``path`` (relative to ``root``)."""
+    root = Path(root)
+    seen = set() if _seen is None else _seen
+    rel = Path(path).as_posix()
+    full = root / rel
+    if not full.is_file():
+        return Node(rel, "not on disk", ["missing"])
+    try:
+        record = read_sidecar(full)
+    except ValueError as error:
+        return Node(rel, "unreadable sidecar", [str(error)])
+    if record is None:
+        raw = _raw_archive_problem(root, full)
+        if raw is not False:
+            return Node(rel, "raw archive, checked against the registry", [raw] if raw else [])
+        return Node(rel, f"no sidecar (source file, sha256 {sha256_file(full)[:12]})", [])
+    node = Node(rel, _describe(record), list(check_output(root, full)))
+    if rel in seen:
+        return node
+    seen.add(rel)
+    node.inputs = [explain(item["path"], root, seen) for item in record.get("inputs", [])]
+    node.inputs.extend(_raw_nodes(root, record))
+    return node
