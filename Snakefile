@@ -28,6 +28,7 @@ ALL_TARGETS = []
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/normalization.smk"
+include: "workflow/rules/normalization_experiments.smk"
 # The verdict reads every stage's outputs: keep it last.
 include: "workflow/rules/report.smk"
 

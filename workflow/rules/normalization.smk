@@ -42,6 +42,8 @@ rule plot_coefficients:
         "logs/normalization/plot_coefficients.log",
     benchmark:
         "logs/benchmarks/normalization/plot_coefficients.tsv"
+    group:
+        "plots"
     conda:
         ENV
     threads: 1

@@ -1,0 +1,164 @@
+"""Which depths train: the criterion and the max trainable depth per activation.
+
+Richemond & Guo (arXiv 1905.01369, Sec. 4, Fig. 4) report the depth up to which a
+plain MLP still trains on CIFAR-10 (ReLU about 30 layers, tilted ReLU 60). The paper
+gives no numeric criterion, so this module states one: a run **trains** if its
+training loss falls below ``fraction`` times its reference loss within the epoch
+budget, where the reference is the initial loss capped at chance level
+``ln(num_classes)``. The cap matters: a deep ReLU net can start with large logits
+(loss well above ln 10), and merely shrinking them to the uniform prediction must
+not count as training. A run that diverged (non-finite loss) does not train.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from galu.normalization.deep_mlp import TensorData, TrainSettings, build_mlp, default_gain, train
+from galu.normalization.spectra import jacobian_table, spectra_table
+
+
+def _check_fraction(fraction: float) -> None:
+    if not 0 < fraction < 1:
+        raise ValueError(f"loss fraction must be in (0, 1), got {fraction!r}")
+
+
+def trains(
+    losses: Sequence[float],
+    fraction: float,
+    chance_loss: float | None = None,
+    diverged: bool = False,
+) -> bool:
+    """Does a training-loss curve (epoch 0 first) fall below ``fraction`` x reference?
+
+    The reference is ``losses[0]``, capped at ``chance_loss`` when given. Any
+    non-finite loss, or ``diverged``, means no.
+    """
+    _check_fraction(fraction)
+    curve = np.asarray(losses, dtype=float)
+    if curve.size < 2 or diverged or not np.all(np.isfinite(curve)):
+        return False
+    reference = curve[0] if chance_loss is None else min(curve[0], chance_loss)
+    return bool(np.min(curve[1:]) < fraction * reference)
+
+
+RUN_KEYS = ["activation", "width", "depth", "seed"]
+
+
+def run_outcomes(curves: pd.DataFrame, fraction: float, num_classes: int = 10) -> pd.DataFrame:
+    """One row per run of a ``trainability.csv`` table: did it train, and how far.
+
+    ``curves`` has the contract columns plus ``diverged``. Adds ``initial_loss``,
+    ``best_loss``, ``loss_ratio`` (best / reference) and ``trains``.
+    """
+    _check_fraction(fraction)
+    chance = math.log(num_classes)
+    rows = []
+    for key, run in curves.sort_values("epoch").groupby(RUN_KEYS, sort=True):
+        losses = run["train_loss"].to_numpy(dtype=float)
+        diverged = bool(run["diverged"].any()) if "diverged" in run else False
+        reference = min(losses[0], chance)
+        rows.append(
+            {
+                **dict(zip(RUN_KEYS, key, strict=True)),
+                "epochs_run": int(run["epoch"].max()),
+                "diverged": diverged,
+                "initial_loss": float(losses[0]),
+                "best_loss": float(np.min(losses)),
+                "loss_ratio": float(np.min(losses[1:]) / reference) if losses.size > 1 else 1.0,
+                "final_test_error": float(run["test_error"].iloc[-1]),
+                "trains": trains(losses, fraction, chance, diverged),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def max_trainable_depth(outcomes: pd.DataFrame, fraction: float) -> pd.DataFrame:
+    """Per activation and width: the deepest depth that trains in at least half its seeds.
+
+    ``max_trainable_depth`` is 0 when no tested depth trains. ``depths_tested``
+    and ``depths_trained`` list the evidence (space-separated).
+    """
+    per_depth = (
+        outcomes.groupby(["activation", "width", "depth"], sort=True)["trains"]
+        .mean()
+        .reset_index(name="fraction_of_seeds")
+    )
+    per_depth["trains"] = per_depth["fraction_of_seeds"] >= 0.5
+    rows = []
+    for (activation, width), group in per_depth.groupby(["activation", "width"], sort=True):
+        trained = group.loc[group["trains"], "depth"].tolist()
+        rows.append(
+            {
+                "activation": activation,
+                "width": int(width),
+                "max_trainable_depth": int(max(trained, default=0)),
+                "depths_tested": " ".join(str(d) for d in group["depth"]),
+                "depths_trained": " ".join(str(d) for d in trained),
+                "loss_fraction": fraction,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class DepthRuns:
+    """Everything one (activation, depth) job measures, as tidy tables."""
+
+    curves: pd.DataFrame
+    spectra: pd.DataFrame
+    jacobian: pd.DataFrame
+
+
+def train_depth(
+    activation: str,
+    depth: int,
+    data: TensorData,
+    lrs: Mapping[int, float],
+    seeds: Iterable[int],
+    epochs: int,
+    batch_size: int = 128,
+    momentum: float = 0.9,
+    spectra: bool = False,
+    jacobian_samples: int = 0,
+) -> DepthRuns:
+    """Train one network per width (the keys of ``lrs``, each with its swept lr) and seed.
+
+    With ``spectra``, the per-layer ``W W^T`` eigenvalues at init and after training and
+    the Jacobian spectra at init (on the first ``jacobian_samples`` test images) are kept.
+    """
+    curves, layers, jacobians = [], [], []
+    for width, lr in sorted(lrs.items()):
+        for seed in seeds:
+            labels = {"activation": activation, "width": width, "depth": depth, "seed": seed}
+            model = build_mlp(activation, depth, width, seed, input_dim=data.x_train.shape[1])
+            model.to(data.x_train.device)
+            if spectra:
+                layers.append(spectra_table(model, "init", labels))
+                batch = data.x_test[:jacobian_samples]
+                jacobians.append(jacobian_table(model, batch, labels))
+            curve = train(model, data, TrainSettings(lr, epochs, batch_size, momentum), seed)
+            curves.append(curve.assign(**labels, lr=lr, gain=default_gain(activation)))
+            if spectra:
+                layers.append(spectra_table(model, "trained", labels))
+    front = ["activation", "width", "depth", "seed", "epoch"]
+    table = pd.concat(curves, ignore_index=True)
+    return DepthRuns(
+        curves=table[front + [c for c in table.columns if c not in front]],
+        spectra=_concat(layers, SPECTRA_COLUMNS),
+        jacobian=_concat(jacobians, JACOBIAN_COLUMNS),
+    )
+
+
+SPECTRA_COLUMNS = [*RUN_KEYS, "layer", "stage", "index", "eigenvalue"]
+JACOBIAN_COLUMNS = [*RUN_KEYS, "sample", "index", "squared_singular_value"]
+
+
+def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """Concatenate, or an empty table with the right header when nothing was kept."""
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)

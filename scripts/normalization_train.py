@@ -1,0 +1,40 @@
+"""Train one activation at one depth (all widths, seeds) -> runs/<activation>_depth<d>_*.csv."""
+
+import logging
+
+import pandas as pd
+import torch
+
+from galu.device import describe, resolve_device
+from galu.normalization.deep_mlp import chosen_lrs, load_arrays, prepare_data
+from galu.normalization.trainability import train_depth
+from galu.provenance import Run, log_to_file
+
+log_to_file(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
+params = snakemake.params
+device = resolve_device(params.device)
+arrays, substitute = load_arrays(snakemake.input.npz)
+run = Run.from_snakemake(snakemake, device=describe(device), extra={"data_substitute": substitute})
+data_settings = params.data
+data = prepare_data(
+    arrays, data_settings["n_train"], data_settings["n_test"], params.data_seed, device
+)
+lrs = chosen_lrs(pd.read_csv(snakemake.input.sweep))
+logging.info("learning rate per width from the sweep: %s", lrs)
+runs = train_depth(
+    snakemake.wildcards.norm_activation,
+    int(snakemake.wildcards.norm_depth),
+    data,
+    lrs,
+    params.seeds,
+    epochs=params.epochs,
+    batch_size=data_settings["batch_size"],
+    momentum=data_settings["momentum"],
+    spectra=params.spectra,
+    jacobian_samples=params.jacobian_samples,
+)
+logging.info("curves:\n%s", runs.curves.to_string())
+run.write_csv(runs.curves, snakemake.output.curves, seeds=params.seeds)
+run.write_csv(runs.spectra, snakemake.output.spectra, seeds=params.seeds)
+run.write_csv(runs.jacobian, snakemake.output.jacobian, seeds=params.seeds)

@@ -1,0 +1,20 @@
+"""Gather curves -> trainability.csv, trainability_runs.csv, max_depth.csv, lr_sweep.csv."""
+
+import pandas as pd
+
+from galu.normalization.deep_mlp import is_substitute
+from galu.normalization.trainability import max_trainable_depth, run_outcomes
+from galu.provenance import Run, log_to_file
+
+log_to_file(snakemake.log[0])
+inputs = [*snakemake.input.curves, *snakemake.input.sweeps]
+run = Run.from_snakemake(snakemake, extra={"data_substitute": any(map(is_substitute, inputs))})
+fraction = snakemake.params.loss_fraction
+seeds = snakemake.params.seeds
+curves = pd.concat(map(pd.read_csv, snakemake.input.curves), ignore_index=True)
+outcomes = run_outcomes(curves, fraction)
+run.write_csv(curves, snakemake.output.csv, seeds=seeds)
+run.write_csv(outcomes, snakemake.output.runs, seeds=seeds)
+run.write_csv(max_trainable_depth(outcomes, fraction), snakemake.output.max_depth, seeds=seeds)
+sweeps = pd.concat(map(pd.read_csv, snakemake.input.sweeps), ignore_index=True)
+run.write_csv(sweeps, snakemake.output.lr_sweep, seeds=sorted(set(sweeps["seed"])))

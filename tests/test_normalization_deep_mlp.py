@@ -1,0 +1,198 @@
+"""Deep plain MLPs: orthogonal init, gains, training loop (arXiv 1905.01369, Sec. 4)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from galu.normalization.deep_mlp import (
+    DeepMLP,
+    TrainSettings,
+    build_mlp,
+    choose_lr,
+    chosen_lrs,
+    default_gain,
+    is_substitute,
+    load_arrays,
+    lr_sweep,
+    prepare_data,
+    standardize_images,
+    train,
+)
+from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
+from galu.normalization.quadrature import gaussian_expectation
+
+ACTIVATIONS = ["relu", "tilted_relu", "abs", "tanh", "relu_bn"]
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    # Small matrices on shared CPUs: extra OpenMP threads only spin against other jobs.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _cifar_like(n_train: int, n_test: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    image = lambda n: rng.integers(0, 256, size=(n, 32, 32, 3), dtype=np.uint8)
+    label = lambda n: rng.integers(0, 10, size=n).astype(np.int64)
+    return {
+        "x_train": image(n_train),
+        "y_train": label(n_train),
+        "x_test": image(n_test),
+        "y_test": label(n_test),
+    }
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_orthogonal_init_gives_gain_squared_identity(activation):
+    model = build_mlp(activation, depth=4, width=32, seed=0)
+    g = default_gain(activation)
+    eye = torch.eye(32, dtype=torch.float64)
+    for linear in model.linears[1:-1]:  # square hidden layers: W^T W = g^2 I
+        w = linear.weight.detach().double()
+        torch.testing.assert_close(w.T @ w, g * g * eye, atol=1e-5, rtol=0)
+    w_in = model.linears[0].weight.detach().double()  # 32 x 3072: orthonormal rows
+    torch.testing.assert_close(w_in @ w_in.T, eye, atol=1e-5, rtol=0)
+    w_out = model.linears[-1].weight.detach().double()  # 10 x 32
+    torch.testing.assert_close(
+        w_out @ w_out.T, g * g * torch.eye(10, dtype=torch.float64), atol=1e-5, rtol=0
+    )
+    assert all(torch.all(lin.bias == 0) for lin in model.linears)
+
+
+def _chi_at_fixed_point(name: str, gain: float) -> float:
+    """g^2 E f'(sqrt(q*) z)^2 at the variance fixed point q* = g^2 E f(sqrt(q*) z)^2."""
+    act = reference_activation(name)
+    moment = lambda fn, q: gaussian_expectation(lambda z: fn(math.sqrt(q) * z) ** 2)
+    q = 1.0
+    for _ in range(2000):
+        q = gain**2 * moment(act.f, q)
+    return gain**2 * moment(act.df, q)
+
+
+@pytest.mark.parametrize(
+    "name, tol", [("relu", 1e-12), ("abs", 1e-12), ("tilted_relu", 1e-12), ("tanh", 5e-3)]
+)
+def test_default_gains_are_critical(name, tol):
+    assert _chi_at_fixed_point(name, default_gain(name)) == pytest.approx(1.0, abs=tol)
+
+
+def test_normalized_relu_net_equals_tilted_relu_net():
+    # g W f_n(h) with g = sqrt(1 - 2/pi) is W tilted(h): the same network, same seed.
+    assert default_gain("normalized_relu") == pytest.approx(TILTED_RELU_SCALE, abs=1e-12)
+    x = torch.randn(5, 3072, generator=torch.Generator().manual_seed(1))
+    a = build_mlp("normalized_relu", 6, 16, seed=3)(x)
+    b = build_mlp("tilted_relu", 6, 16, seed=3)(x)
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_same_seed_same_weights_and_different_seed_different():
+    a, b, c = (build_mlp("relu", 3, 16, seed=s) for s in (7, 7, 8))
+    for la, lb, lc in zip(a.linears, b.linears, c.linears, strict=True):
+        assert torch.equal(la.weight, lb.weight)
+        assert not torch.equal(la.weight, lc.weight)
+
+
+def test_relu_bn_has_batch_norm_and_others_do_not():
+    assert (
+        sum(isinstance(m, torch.nn.BatchNorm1d) for m in build_mlp("relu_bn", 3, 8, 0).modules())
+        == 3
+    )
+    assert not any(
+        isinstance(m, torch.nn.BatchNorm1d) for m in build_mlp("relu", 3, 8, 0).modules()
+    )
+
+
+def test_standardize_images_per_channel_with_training_statistics():
+    data = _cifar_like(50, 20, 0)
+    train_x, test_x = standardize_images(data["x_train"], data["x_test"])
+    assert train_x.shape == (50, 3072) and test_x.shape == (20, 3072)
+    per_channel = train_x.reshape(50, 32, 32, 3)
+    np.testing.assert_allclose(per_channel.mean(axis=(0, 1, 2)), 0.0, atol=1e-5)
+    np.testing.assert_allclose(per_channel.std(axis=(0, 1, 2)), 1.0, atol=1e-4)
+    # the test split uses the training mean/std, so it is not exactly standardized
+    assert np.abs(test_x.reshape(20, 32, 32, 3).mean(axis=(0, 1, 2))).max() > 1e-4
+
+
+def test_two_layer_net_overfits_100_random_cifar_like_images():
+    data = prepare_data(_cifar_like(100, 20, 1), None, None, seed=0)
+    model = build_mlp("relu", depth=1, width=256, seed=0)
+    curve = train(model, data, TrainSettings(lr=0.01, epochs=10, batch_size=20), seed=0)
+    assert curve["train_error"].iloc[0] > 0.7  # random labels: chance at init
+    assert curve["train_error"].iloc[-1] == 0.0
+    assert curve["train_loss"].iloc[-1] < 0.05 * curve["train_loss"].iloc[0]
+    assert not curve["diverged"].any()
+    assert list(curve["epoch"]) == list(range(11))
+
+
+def test_training_is_reproducible_and_divergence_is_reported():
+    data = prepare_data(_cifar_like(64, 16, 2), None, None, seed=0)
+    runs = [train(build_mlp("tanh", 3, 16, 4), data, TrainSettings(0.05, 3, 16), 4) for _ in "ab"]
+    pd.testing.assert_frame_equal(runs[0], runs[1])
+    blown = train(build_mlp("relu", 3, 16, 4), data, TrainSettings(1e6, 3, 16), 4)
+    assert blown["diverged"].all()
+    assert np.isfinite(blown["train_loss"]).all() and len(blown) < 4
+
+
+def test_prepare_data_subsamples_with_the_seed():
+    arrays = _cifar_like(40, 30, 3)
+    a = prepare_data(arrays, 10, 5, seed=1)
+    b = prepare_data(arrays, 10, 5, seed=1)
+    assert a.x_train.shape == (10, 3072) and a.y_test.shape == (5,)
+    assert torch.equal(a.x_train, b.x_train) and torch.equal(a.y_train, b.y_train)
+    with pytest.raises(ValueError, match=r"n_train must be in \[1, 40\]"):
+        prepare_data(arrays, 41, 5, seed=1)
+
+
+def test_lr_sweep_picks_the_lowest_final_loss_among_finite_runs():
+    data = prepare_data(_cifar_like(64, 16, 4), None, None, seed=0)
+    sweep = lr_sweep(
+        "relu", data, [1e-4, 1e-2, 1e6], depth=2, width=16, epochs=3, seed=0, batch_size=16
+    )
+    assert sweep["diverged"].tolist() == [False, False, True]
+    ok = sweep[~sweep["diverged"]]
+    assert sweep.loc[sweep["chosen"], "lr"].item() == ok.loc[ok["final_train_loss"].idxmin(), "lr"]
+    assert sweep["chosen"].sum() == 1
+    with pytest.raises(ValueError, match="every learning rate .* diverged"):
+        choose_lr(sweep.assign(diverged=True))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: build_mlp("relu_tilted", 2, 8, 0), "unknown activation 'relu_tilted'"),
+        (lambda: build_mlp("relu", 0, 8, 0), "depth .* must be >= 1, got 0"),
+        (lambda: DeepMLP(3072, 0, 2, 10, "relu"), "width must be >= 1, got 0"),
+        (lambda: TrainSettings(lr=0.0, epochs=1), "lr must be > 0"),
+        (lambda: TrainSettings(lr=0.1, epochs=1, batch_size=1), "batch_size must be >= 2"),
+        (lambda: TrainSettings(lr=0.1, epochs=1, momentum=1.0), r"momentum must be in \[0, 1\)"),
+    ],
+)
+def test_bad_input_raises(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_chosen_lrs_per_width_and_errors():
+    sweep = pd.DataFrame(
+        {"width": [8, 8, 16, 16], "lr": [0.1, 0.01, 0.1, 0.01], "chosen": [0, 1, 1, 0]}
+    )
+    assert chosen_lrs(sweep) == {8: 0.01, 16: 0.1}
+    with pytest.raises(ValueError, match="exactly one chosen lr per width"):
+        chosen_lrs(sweep.assign(chosen=1))
+
+
+def test_substitute_flag_comes_from_the_sidecar(tmp_path):
+    arrays = _cifar_like(4, 2, 5)
+    path = tmp_path / "cifar10.npz"
+    np.savez(path, **arrays)
+    loaded, substitute = load_arrays(path)
+    assert not substitute and np.array_equal(loaded["x_train"], arrays["x_train"])
+    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": True}))
+    assert is_substitute(path) and load_arrays(path)[1]

@@ -1,0 +1,89 @@
+"""Layer and Jacobian spectra (arXiv 1905.01369, Fig. 6; dynamical isometry)."""
+
+import numpy as np
+import pytest
+import torch
+
+from galu.normalization.deep_mlp import build_mlp, default_gain
+from galu.normalization.spectra import (
+    jacobian_squared_singular_values,
+    jacobian_table,
+    spectra_table,
+    weight_spectra,
+)
+
+X = torch.randn(6, 3072, generator=torch.Generator().manual_seed(12345))
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    # Small matrices on shared CPUs: extra OpenMP threads only spin against other jobs.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("activation", ["tilted_relu", "abs"])
+def test_tilted_relu_and_abs_jacobians_are_exactly_orthogonal_at_init(activation):
+    sv2 = jacobian_squared_singular_values(build_mlp(activation, 20, 32, seed=1), X)
+    assert sv2.shape == (6, 32)
+    np.testing.assert_allclose(sv2, 1.0, atol=1e-4)
+
+
+def test_relu_jacobian_is_not_isometric():
+    sv2 = jacobian_squared_singular_values(build_mlp("relu", 20, 32, seed=1), X)
+    assert sv2.max() > 5.0 and sv2.min() < 0.05  # He gain keeps the mean, not the spread
+    assert np.all(np.diff(sv2, axis=1) <= 1e-9)  # index 0 is the largest
+
+
+def test_jacobian_matches_the_hand_computed_product():
+    model = build_mlp("tanh", 3, 8, seed=2).double()
+    x = X[:2].double()
+    h1 = model.linears[0](x)
+    h2 = model.linears[1](torch.tanh(h1))
+    # d h3 / d h1 = W2 diag(tanh'(h2)) W1 diag(tanh'(h1))
+    w1, w2 = model.linears[1].weight, model.linears[2].weight
+    for i in range(2):
+        jac = (
+            w2
+            @ torch.diag(1 - torch.tanh(h2[i]) ** 2)
+            @ w1
+            @ torch.diag(1 - torch.tanh(h1[i]) ** 2)
+        )
+        expected = torch.linalg.svdvals(jac).square().detach().numpy()
+        got = jacobian_squared_singular_values(model, x)[i]
+        np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_jacobian_with_batch_norm_uses_running_statistics():
+    model = build_mlp("relu_bn", 4, 16, seed=0)
+    model.train()
+    single = jacobian_squared_singular_values(model, X[:1])
+    batch = jacobian_squared_singular_values(model, X)
+    np.testing.assert_allclose(single[0], batch[0], rtol=1e-5)
+    assert model.training  # mode restored
+
+
+def test_weight_spectra_at_init_are_gain_squared():
+    model = build_mlp("relu", 5, 16, seed=0)
+    spectra = weight_spectra(model)
+    assert [s.size for s in spectra] == [16] * 5 + [10]
+    np.testing.assert_allclose(spectra[0], 1.0, atol=1e-5)
+    for s in spectra[1:]:
+        np.testing.assert_allclose(s, default_gain("relu") ** 2, atol=1e-5)
+    with torch.no_grad():
+        model.linears[2].weight.mul_(torch.linspace(0.5, 2.0, 16)[:, None])
+    s = weight_spectra(model)[2]
+    np.testing.assert_allclose(s, np.sort(2.0 * np.linspace(0.5, 2.0, 16) ** 2)[::-1], rtol=1e-5)
+
+
+def test_tables_are_tidy():
+    model = build_mlp("tilted_relu", 3, 8, seed=0)
+    table = spectra_table(model, "init", {"activation": "tilted_relu", "depth": 3})
+    assert list(table.columns) == ["activation", "depth", "layer", "stage", "index", "eigenvalue"]
+    assert len(table) == 8 * 3 + 10 and table["layer"].max() == 4
+    jac = jacobian_table(model, X[:3], {"activation": "tilted_relu", "depth": 3})
+    assert len(jac) == 3 * 8 and set(jac["sample"]) == {0, 1, 2}
+    with pytest.raises(ValueError, match="stage must be one of"):
+        spectra_table(model, "final", {})

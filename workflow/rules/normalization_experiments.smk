@@ -1,0 +1,366 @@
+# Static activation normalization, the experiments (Richemond & Guo, arXiv 1905.01369;
+# issue 7): static isometry against Marchenko-Pastur, trainability of deep plain MLPs on
+# CIFAR-10 with a learning-rate sweep per activation, and layer / Jacobian spectra.
+# Training jobs are one per activation and depth; plot rules only read the tidy CSVs.
+
+NORM_ISO = config["normalization"]["isometry"]
+NORM_TRAIN = config["normalization"]["trainability"]
+NORM_SPECTRA = config["normalization"]["spectra"]
+NORM_CIFAR = "data/processed/cifar10.npz"
+# One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
+NORM_RUN = "results/normalization/runs/{norm_activation}_depth{norm_depth}"
+NORM_SEEDS = [config["seed"] + i for i in range(NORM_TRAIN["seeds"])]
+# Spectra are kept only for activations that are also trained.
+NORM_SPECTRA_ACTS = [
+    a for a in NORM_SPECTRA["activations"] if a in NORM_TRAIN["activations"]
+]
+NORM_DEPTHS = NORM_TRAIN["depths"]
+# Jacobian inputs per training job, keyed by "are this activation's spectra kept?".
+NORM_JACOBIAN = {True: NORM_SPECTRA["jacobian_samples"], False: 0}
+# Data settings shared by the sweep and the training jobs (same subset, same batches).
+NORM_DATA = {
+    key: NORM_TRAIN[key] for key in ("n_train", "n_test", "batch_size", "momentum")
+}
+
+
+wildcard_constraints:
+    norm_activation="|".join(NORM_TRAIN["activations"]),
+    norm_depth=r"\d+",
+
+
+# ~0.3 s per n = 1000 eigendecomposition, cubic in n; two variants per activation.
+NORM_ISO_MINUTES = 5 + (
+    len(NORM_ISO["activations"]) * NORM_ISO["seeds"] * (NORM_ISO["n"] // 1000) ** 3
+)
+
+
+rule normalization_isometry:
+    output:
+        csv="results/normalization/isometry.csv",
+        meta=meta("results/normalization/isometry.csv"),
+        eigenvalues="results/normalization/isometry_eigenvalues.csv",
+        eigenvalues_meta=meta("results/normalization/isometry_eigenvalues.csv"),
+    log:
+        "logs/normalization/isometry.log",
+    benchmark:
+        "logs/benchmarks/normalization/isometry.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        # W, X, Z, F and F F^T in float64, with room for LAPACK's workspace.
+        mem_mb=400 + 64 * NORM_ISO["n"] ** 2 // 10**6,
+        runtime=NORM_ISO_MINUTES,
+    params:
+        activations=NORM_ISO["activations"],
+        n=NORM_ISO["n"],
+        seeds=[config["seed"] + i for i in range(NORM_ISO["seeds"])],
+    script:
+        "../../scripts/normalization_isometry.py"
+
+
+rule normalization_lr_sweep:
+    input:
+        npz=NORM_CIFAR,
+    output:
+        csv="results/normalization/lr_sweep/{norm_activation}.csv",
+        meta=meta("results/normalization/lr_sweep/{norm_activation}.csv"),
+    log:
+        "logs/normalization/lr_sweep_{norm_activation}.log",
+    benchmark:
+        "logs/benchmarks/normalization/lr_sweep_{norm_activation}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000 + 8 * 3072 * NORM_TRAIN["n_train"] // 10**6,
+        runtime=NORM_TRAIN["runtime_min"],
+        gpu=NORM_TRAIN["gpus"],
+    params:
+        sweep=NORM_TRAIN["lr_sweep"],
+        widths=NORM_TRAIN["widths"],
+        data=NORM_DATA,
+        seed=config["seed"],
+        device=config["device"],
+    script:
+        "../../scripts/normalization_lr_sweep.py"
+
+
+rule normalization_train:
+    input:
+        npz=NORM_CIFAR,
+        sweep="results/normalization/lr_sweep/{norm_activation}.csv",
+    output:
+        curves=f"{NORM_RUN}_curves.csv",
+        curves_meta=meta(f"{NORM_RUN}_curves.csv"),
+        spectra=f"{NORM_RUN}_spectra.csv",
+        spectra_meta=meta(f"{NORM_RUN}_spectra.csv"),
+        jacobian=f"{NORM_RUN}_jacobian.csv",
+        jacobian_meta=meta(f"{NORM_RUN}_jacobian.csv"),
+    log:
+        "logs/normalization/train_{norm_activation}_depth{norm_depth}.log",
+    benchmark:
+        "logs/benchmarks/normalization/train_{norm_activation}_depth{norm_depth}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000 + 8 * 3072 * NORM_TRAIN["n_train"] // 10**6,
+        runtime=NORM_TRAIN["runtime_min"],
+        gpu=NORM_TRAIN["gpus"],
+    params:
+        epochs=NORM_TRAIN["epochs"],
+        data=NORM_DATA,
+        seeds=NORM_SEEDS,
+        data_seed=config["seed"],
+        device=config["device"],
+        spectra=lambda wc: wc.norm_activation in NORM_SPECTRA_ACTS,
+        jacobian_samples=lambda wc: NORM_JACOBIAN[
+            wc.norm_activation in NORM_SPECTRA_ACTS
+        ],
+    script:
+        "../../scripts/normalization_train.py"
+
+
+rule normalization_trainability:
+    input:
+        curves=expand(
+            f"{NORM_RUN}_curves.csv",
+            norm_activation=NORM_TRAIN["activations"],
+            norm_depth=NORM_DEPTHS,
+        ),
+        sweeps=expand(
+            "results/normalization/lr_sweep/{a}.csv", a=NORM_TRAIN["activations"]
+        ),
+    output:
+        csv="results/normalization/trainability.csv",
+        meta=meta("results/normalization/trainability.csv"),
+        runs="results/normalization/trainability_runs.csv",
+        runs_meta=meta("results/normalization/trainability_runs.csv"),
+        max_depth="results/normalization/max_depth.csv",
+        max_depth_meta=meta("results/normalization/max_depth.csv"),
+        lr_sweep="results/normalization/lr_sweep.csv",
+        lr_sweep_meta=meta("results/normalization/lr_sweep.csv"),
+    log:
+        "logs/normalization/trainability.log",
+    benchmark:
+        "logs/benchmarks/normalization/trainability.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        loss_fraction=NORM_TRAIN["loss_fraction"],
+        seeds=NORM_SEEDS,
+    script:
+        "../../scripts/normalization_trainability.py"
+
+
+rule normalization_spectra:
+    input:
+        spectra=expand(
+            f"{NORM_RUN}_spectra.csv",
+            norm_activation=NORM_SPECTRA_ACTS,
+            norm_depth=NORM_DEPTHS,
+        ),
+        jacobian=expand(
+            f"{NORM_RUN}_jacobian.csv",
+            norm_activation=NORM_SPECTRA_ACTS,
+            norm_depth=NORM_DEPTHS,
+        ),
+    output:
+        csv="results/normalization/spectra.csv",
+        meta=meta("results/normalization/spectra.csv"),
+        jacobian="results/normalization/jacobian.csv",
+        jacobian_meta=meta("results/normalization/jacobian.csv"),
+    log:
+        "logs/normalization/spectra.log",
+    benchmark:
+        "logs/benchmarks/normalization/spectra.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        seeds=NORM_SEEDS,
+    script:
+        "../../scripts/normalization_spectra.py"
+
+
+rule normalization_plot_isometry:
+    input:
+        csv="results/normalization/isometry.csv",
+        eigenvalues="results/normalization/isometry_eigenvalues.csv",
+    output:
+        png=report(
+            "figures/normalization/isometry.png",
+            caption="../report/normalization_isometry.rst",
+            category="Static normalization",
+            subcategory="Static isometry",
+        ),
+        pdf="figures/normalization/isometry.pdf",
+        png_meta=meta("figures/normalization/isometry.png"),
+        pdf_meta=meta("figures/normalization/isometry.pdf"),
+    log:
+        "logs/normalization/plot_isometry.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_isometry.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        bins=NORM_ISO["bins"],
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_isometry.py"
+
+
+rule normalization_plot_training:
+    input:
+        csv="results/normalization/trainability.csv",
+    output:
+        png=report(
+            "figures/normalization/training_curves.png",
+            caption="../report/normalization_training.rst",
+            category="Static normalization",
+            subcategory="Trainability",
+        ),
+        pdf="figures/normalization/training_curves.pdf",
+        png_meta=meta("figures/normalization/training_curves.png"),
+        pdf_meta=meta("figures/normalization/training_curves.pdf"),
+    log:
+        "logs/normalization/plot_training.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_training.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_training.py"
+
+
+rule normalization_plot_max_depth:
+    input:
+        max_depth="results/normalization/max_depth.csv",
+        runs="results/normalization/trainability_runs.csv",
+    output:
+        png=report(
+            "figures/normalization/max_depth.png",
+            caption="../report/normalization_max_depth.rst",
+            category="Static normalization",
+            subcategory="Trainability",
+        ),
+        pdf="figures/normalization/max_depth.pdf",
+        png_meta=meta("figures/normalization/max_depth.png"),
+        pdf_meta=meta("figures/normalization/max_depth.pdf"),
+    log:
+        "logs/normalization/plot_max_depth.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_max_depth.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        loss_fraction=NORM_TRAIN["loss_fraction"],
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_max_depth.py"
+
+
+rule normalization_plot_layer_spectra:
+    input:
+        csv="results/normalization/spectra.csv",
+    output:
+        png=report(
+            "figures/normalization/layer_spectra.png",
+            caption="../report/normalization_layer_spectra.rst",
+            category="Static normalization",
+            subcategory="Spectra",
+        ),
+        pdf="figures/normalization/layer_spectra.pdf",
+        png_meta=meta("figures/normalization/layer_spectra.png"),
+        pdf_meta=meta("figures/normalization/layer_spectra.pdf"),
+    log:
+        "logs/normalization/plot_layer_spectra.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_layer_spectra.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_layer_spectra.py"
+
+
+rule normalization_plot_jacobian:
+    input:
+        csv="results/normalization/jacobian.csv",
+    output:
+        png=report(
+            "figures/normalization/jacobian_spectra.png",
+            caption="../report/normalization_jacobian.rst",
+            category="Static normalization",
+            subcategory="Spectra",
+        ),
+        pdf="figures/normalization/jacobian_spectra.pdf",
+        png_meta=meta("figures/normalization/jacobian_spectra.png"),
+        pdf_meta=meta("figures/normalization/jacobian_spectra.pdf"),
+    log:
+        "logs/normalization/plot_jacobian.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_jacobian.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_jacobian.py"
+
+
+ALL_TARGETS.extend(
+    [
+        "results/normalization/isometry.csv",
+        "results/normalization/trainability.csv",
+        "results/normalization/max_depth.csv",
+        "results/normalization/spectra.csv",
+        "results/normalization/jacobian.csv",
+        "figures/normalization/isometry.png",
+        "figures/normalization/training_curves.png",
+        "figures/normalization/max_depth.png",
+        "figures/normalization/layer_spectra.png",
+        "figures/normalization/jacobian_spectra.png",
+    ]
+)
