@@ -29,6 +29,7 @@ ALL_TARGETS = []
 include: "workflow/rules/data.smk"
 include: "workflow/rules/normalization.smk"
 include: "workflow/rules/normalization_experiments.smk"
+include: "workflow/rules/scm.smk"
 # The verdict reads every stage's outputs: keep it last.
 include: "workflow/rules/report.smk"
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 COMPARISONS = ("within", "at_most", "at_least")
-REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x")
+REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
 PAPERS = ("galu", "scm", "normalization")
 REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
 
@@ -65,8 +65,10 @@ class Claim:
                 raise ValueError(
                     f"claim {self.claim_id!r}: {key} {value!r} is not one of {', '.join(allowed)}"
                 )
-        if self.reduce == "first_x" and not self.x:
-            raise ValueError(f"claim {self.claim_id!r}: reduce 'first_x' needs the column 'x'")
+        if self.reduce in ("first_x", "last_x") and not self.x:
+            raise ValueError(
+                f"claim {self.claim_id!r}: reduce {self.reduce!r} needs the column 'x'"
+            )
         if not self.tolerance >= 0:
             raise ValueError(f"claim {self.claim_id!r}: tolerance must be >= 0")
 
@@ -125,6 +127,8 @@ def measure(claim: Claim, table: pd.DataFrame) -> float | None:
     if claim.reduce == "first_x":
         hits = rows.loc[values.astype(bool), claim.x]
         return float(hits.min()) if len(hits) else math.inf
+    if claim.reduce == "last_x":
+        return float(values.loc[rows[claim.x].idxmax()])
     return float(getattr(np, claim.reduce)(values.to_numpy(dtype=float)))
 
 

@@ -50,6 +50,7 @@ def test_reductions_on_a_tiny_table(tree):
     assert run_one(tree, expression="y < 0.6", reduce="count").measured == 3
     assert run_one(tree, expression="y < 0.3", reduce="first_x", x="x").measured == 3
     assert run_one(tree, expression="y < 0", reduce="first_x", x="x").measured == math.inf
+    assert run_one(tree, expression="y * 10", reduce="last_x", x="x").measured == pytest.approx(1)
     assert run_one(tree, expression="abs(y - 1)", reduce="min").measured == pytest.approx(0.1)
 
 

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 CI = os.environ.get("CI", "").lower() == "true"
 START, STOP = REPO / "ci/slurm/start.sh", REPO / "ci/slurm/stop.sh"
 TARGETS = ["results/normalization/coefficients.csv", "figures/normalization/activations.png"]
-RULES = {"normalization_coefficients", "plot_coefficients"}
+RULES = {"normalization_coefficients", "normalization_plot_coefficients"}
 GPU_RULE = "normalization_coefficients"  # today's stand-in for a GPU rule (test-only gpu=1)
 ACTIVATIONS = ["relu", "tanh", "gelu"]  # the tiny config: three of the eight activations
 SLURM = [
@@ -203,7 +203,7 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
         assert proc.wait(timeout=60) != 0
     first = settled(run_id(log.read_text()), since, 2)
     states = {j["rule"]: j["state"] for j in first.values()}
-    assert states == {GPU_RULE: "COMPLETED", "plot_coefficients": "CANCELLED"}, first
+    assert states == {GPU_RULE: "COMPLETED", "normalization_plot_coefficients": "CANCELLED"}, first
     csv = repo / TARGETS[0]
     stamp, data = csv.stat().st_mtime_ns, csv.read_bytes()
     assert not (repo / TARGETS[1]).exists()
@@ -211,7 +211,7 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
     again = snakemake(repo, tiny_config, *SLURM, timeout=180)
     second = settled(run_id(again.stderr), since, 1)
     assert [(j["rule"], j["state"]) for j in second.values()] == [
-        ("plot_coefficients", "COMPLETED")
+        ("normalization_plot_coefficients", "COMPLETED")
     ], second
     assert csv.stat().st_mtime_ns == stamp and csv.read_bytes() == data
     assert (repo / TARGETS[1]).stat().st_size > 1000

@@ -25,7 +25,7 @@ rule normalization_coefficients:
         "../../scripts/normalization_coefficients.py"
 
 
-rule plot_coefficients:
+rule normalization_plot_coefficients:
     input:
         csv="results/normalization/coefficients.csv",
     output:

@@ -1,0 +1,135 @@
+"""Figures like Straat & Biehl's Figs. 1-4 from the SCM stage's tables.
+
+ODE solutions are lines (solid: exact in eta; dashed: the paper's small-eta
+form), simulations are markers at the seed mean with the seed standard
+deviation as error bars. Functions take the tidy tables of
+:mod:`galu.scm.experiments` and return matplotlib figures; they never compute
+dynamics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from galu.plotting import use_style
+
+ETA_C = 2.0  # the perceptron's critical learning rate (Straat & Biehl, Sec. 4)
+FORM_STYLE = {True: "-", False: "--"}
+# eps_g below this is the integrator's tolerance (atol) showing through a cancellation of
+# O(1) terms, not dynamics: the log axes stop here
+EPS_FLOOR = 1e-10
+
+
+def state_columns(table: pd.DataFrame, kind: str) -> list[str]:
+    """The non-empty ``R_*`` or ``Q_*`` columns of a table, in index order."""
+    return [c for c in table.columns if c.startswith(f"{kind}_") and table[c].notna().any()]
+
+
+def _pretty(column: str) -> str:
+    kind, i, j = column.split("_")
+    return f"${kind}_{{{i}{j}}}$"
+
+
+def _sim_summary(sim: pd.DataFrame, column: str) -> pd.DataFrame:
+    return sim.groupby("alpha")[column].agg(["mean", "std"]).reset_index()
+
+
+def plot_component(
+    ax: Any, table: pd.DataFrame, column: str, color: Any, label: str | None, log_alpha: bool
+) -> None:
+    """One quantity against alpha: ODE lines per form, simulation markers with spread."""
+    for eta2_term, ode in table[table["source"] == "ode"].groupby("eta2_term"):
+        data = ode[ode["alpha"] > 0] if log_alpha else ode
+        ax.plot(data["alpha"], data[column], FORM_STYLE[bool(eta2_term)], color=color,
+                label=label if eta2_term else None)  # fmt: skip
+    sim = table[table["source"] == "sim"]
+    if len(sim):
+        stats = _sim_summary(sim, column)
+        if log_alpha:
+            stats = stats[stats["alpha"] > 0]
+        ax.errorbar(stats["alpha"], stats["mean"], yerr=stats["std"].fillna(0), fmt="o",
+                    color=color, markersize=3, elinewidth=0.8, alpha=0.8)  # fmt: skip
+
+
+def trajectory_row(
+    axes: Any, table: pd.DataFrame, title: str, plateau_R: float | None = None
+) -> None:
+    """Three panels: R_in, Q_ik and eps_g against alpha (log axes) for one setting and eta."""
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, kind in zip(axes[:2], ("R", "Q"), strict=True):
+        for k, column in enumerate(state_columns(table, kind)):
+            plot_component(ax, table, column, colors[k % len(colors)], _pretty(column), True)
+        ax.set(xscale="log", xlabel=r"$\alpha$", ylabel=kind, title=f"{title}: {kind}")
+        ax.legend(ncol=2)
+    if plateau_R is not None:
+        axes[0].axhline(plateau_R, color="0.4", lw=0.8, ls=":", label="plateau fixed point")
+        axes[0].legend(ncol=2)
+    plot_component(axes[2], table, "eps_g", "k", None, True)
+    axes[2].set(xscale="log", yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
+                title=f"{title}: generalization error")  # fmt: skip
+    axes[2].set_ylim(bottom=max(EPS_FLOOR, axes[2].get_ylim()[0]))
+    axes[2].plot([], [], "k-", label="ODE, exact in $\\eta$")
+    axes[2].plot([], [], "k--", label="ODE, small $\\eta$")
+    axes[2].plot([], [], "ko", markersize=3, label="simulation (mean, sd)")
+    axes[2].legend()
+
+
+def settings_figure(
+    tables: dict[str, pd.DataFrame], titles: dict[str, str], plateau: dict[str, float]
+) -> Any:
+    """One row of :func:`trajectory_row` per setting (its first eta)."""
+    use_style()
+    fig, axes = plt.subplots(
+        len(tables), 3, figsize=(14, 4.2 * len(tables)), squeeze=False, layout="constrained"
+    )
+    for row, (name, table) in zip(axes, tables.items(), strict=True):
+        first = table[table["eta"] == table["eta"].iloc[0]]
+        eta = first["eta"].iloc[0]
+        trajectory_row(row, first, f"{titles[name]}, $\\eta$={eta:g}", plateau.get(name))
+    return fig
+
+
+def plateau_R(stability: pd.DataFrame, setting: str) -> float | None:
+    """R on the symmetric plateau (small-eta form) from stability.csv, if present."""
+    rows = stability[(stability["setting"] == setting) & (~stability["eta2_term"].astype(bool))]
+    return float(rows["fp_R_1_1"].iloc[0]) if len(rows) else None
+
+
+def perceptron_figure(table: pd.DataFrame, stability: pd.DataFrame) -> Any:
+    """Fig. 1: R, Q at the simulated eta; eps_g for every eta; eigenvalues against eta."""
+    use_style()
+    fig, (ax_rq, ax_eps, ax_eig) = plt.subplots(1, 3, figsize=(14, 4.2), layout="constrained")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    sim = table[table["source"] == "sim"]
+    eta_sim = sim["eta"].iloc[0] if len(sim) else table["eta"].iloc[0]
+    at_eta = table[table["eta"] == eta_sim]
+    for k, column in enumerate(("R_1_1", "Q_1_1")):
+        plot_component(ax_rq, at_eta, column, colors[k], _pretty(column), False)
+    ax_rq.set(xlabel=r"$\alpha$", ylabel="order parameter", title=f"$\\eta$ = {eta_sim:g}")
+    ax_rq.legend()
+    for k, (eta, group) in enumerate(table.groupby("eta")):
+        plot_component(ax_eps, group, "eps_g", colors[k % len(colors)], f"$\\eta$={eta:g}", False)
+    ax_eps.set(yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
+               title="generalization error")  # fmt: skip
+    ax_eps.set_ylim(bottom=max(EPS_FLOOR, ax_eps.get_ylim()[0]))
+    ax_eps.legend(ncol=2)
+    _eigenvalue_panel(ax_eig, stability[stability["setting"] == "perceptron"])
+    return fig
+
+
+def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
+    eta = np.sort(stability["eta"].unique())
+    ax.plot(eta, -eta / 2, "-", color="0.6", lw=3, alpha=0.5, label=r"paper: $-\eta/2$")
+    ax.plot(eta, eta**2 / 2 - eta, "-", color="0.3", lw=3, alpha=0.4,
+            label=r"paper: $\eta^2/2-\eta$")  # fmt: skip
+    for index, group in stability.groupby("index"):
+        ax.plot(group["eta"], group["eigenvalue_real"], "o", markersize=3,
+                label=f"Jacobian eigenvalue {index + 1}")  # fmt: skip
+    ax.axvline(ETA_C, color="k", lw=0.8, ls=":", label=r"$\eta_c = 2$")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set(xlabel=r"$\eta$", ylabel="eigenvalue at R = Q = 1", title="stability of R = Q = 1")
+    ax.legend()

@@ -1,0 +1,216 @@
+"""Finite-N on-line SGD of a soft committee machine, vectorized across seeds.
+
+The microscopic process behind the ODEs of :mod:`galu.scm.odes` (Straat & Biehl,
+arXiv 1903.07378, Sec. 2 and Fig. 1): teacher rows ``B_n`` with
+``B_n.B_m / N = delta_nm``, student rows ``J_i``, inputs ``xi ~ N(0, I_N)``, one
+fresh example per step and
+
+    ``J_i <- J_i + (eta / sqrt N) g'(x_i) (tau - sigma) xi``,  ``x_i = J_i.xi / sqrt N``,
+
+which is SGD on ``(sigma - tau)^2 / 2`` and moves ``R`` and ``Q`` by O(1/N) per
+step, so ``alpha = steps / N``. ReLU'(0) = 0.
+
+The initial student has exactly the requested ``R0`` and ``Q0``: ``J = R0 B + L Z``
+with ``Z`` orthonormal rows (times sqrt N) orthogonal to the teacher, made by
+Gram-Schmidt (QR), and ``L L^T = Q0 - R0 R0^T``. All seeds advance together as
+one batch; each seed draws from its own generators (derived from the seed with
+``numpy.random.SeedSequence``), so a seed's trajectory does not depend on which
+other seeds run beside it. Runs on any torch device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from galu.scm.odes import generalization_error
+from galu.scm.transfer import check_activation, g, g_prime
+
+Array = np.ndarray
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Order parameters of ``len(seeds)`` runs at the recorded ``alpha`` (= steps / N).
+
+    ``R`` (seeds, n, K, M), ``Q`` (seeds, n, K, K); ``eps_g_theory`` is the closed
+    form in (R, Q), ``eps_g_measured`` the mean of ``(sigma - tau)^2 / 2`` over a
+    fixed test set per seed that is never trained on.
+    """
+
+    alpha: Array
+    seeds: tuple[int, ...]
+    N: int
+    R: Array
+    Q: Array
+    eps_g_theory: Array
+    eps_g_measured: Array
+
+
+def initial_weights(R0: Array, Q0: Array, N: int, rng: np.random.Generator) -> tuple[Array, Array]:
+    """Teacher ``B`` (M, N) and student ``J`` (K, N) with ``J B^T/N = R0``, ``J J^T/N = Q0``.
+
+    ``B B^T / N`` is the identity. Raises ValueError if ``Q0 - R0 R0^T`` is not
+    positive semi-definite (no student has those overlaps) or ``N < K + M``.
+    """
+    R0, Q0 = np.asarray(R0, dtype=float), np.asarray(Q0, dtype=float)
+    K, M = R0.shape
+    if Q0.shape != (K, K):
+        raise ValueError(f"Q0 must be ({K}, {K}) to match R0 {R0.shape}, got {Q0.shape}")
+    if N < K + M:
+        raise ValueError(f"N must be >= K + M = {K + M}, got {N}")
+    residual = Q0 - R0 @ R0.T
+    evals, evecs = np.linalg.eigh((residual + residual.T) / 2)
+    if evals[0] < -1e-12:
+        raise ValueError(
+            "(R0, Q0) is not realizable: Q0 - R0 R0^T must be positive semi-definite, "
+            f"its smallest eigenvalue is {evals[0]:.3g}"
+        )
+    # Gram-Schmidt on Gaussian rows: M teacher directions, then K orthogonal to them
+    basis, _ = np.linalg.qr(rng.standard_normal((N, M + K)))
+    rows = math.sqrt(N) * basis.T
+    B, Z = rows[:M], rows[M:]
+    L = evecs * np.sqrt(np.clip(evals, 0.0, None))
+    return B, R0 @ B + L @ Z
+
+
+def _seed_streams(seed: int) -> tuple[np.random.Generator, int, int]:
+    init, train, test = np.random.SeedSequence(seed).spawn(3)
+    return (
+        np.random.default_rng(init),
+        int(train.generate_state(1, np.uint64)[0] >> np.uint64(1)),
+        int(test.generate_state(1, np.uint64)[0] >> np.uint64(1)),
+    )
+
+
+def record_steps(alpha: Array, N: int) -> Array:
+    """Distinct step counts ``round(alpha N)``, increasing; raises on a bad grid."""
+    alpha = np.asarray(alpha, dtype=float)
+    if alpha.ndim != 1 or alpha.size == 0 or np.any(alpha < 0) or np.any(np.diff(alpha) < 0):
+        raise ValueError("alpha must be a non-empty, non-decreasing 1-D grid of values >= 0")
+    return np.unique(np.rint(alpha * N).astype(np.int64))
+
+
+def simulate(
+    K: int,
+    M: int,
+    activation: str,
+    eta: float,
+    R0: Array,
+    Q0: Array,
+    N: int,
+    alpha: Array,
+    seeds: list[int],
+    n_test: int = 1000,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float64,
+    block: int = 512,
+) -> SimulationResult:
+    """Run on-line SGD for each seed and record R, Q and eps_g at ``alpha`` (rounded to steps).
+
+    ``block`` examples per seed are drawn at once; the updates stay sequential.
+    """
+    check_activation(activation)
+    _check_sim_args(eta, N, seeds, n_test, block)
+    if np.shape(R0) != (K, M) or np.shape(Q0) != (K, K):
+        raise ValueError(
+            f"R0 must be ({K}, {M}) and Q0 ({K}, {K}); got {np.shape(R0)}, {np.shape(Q0)}"
+        )
+    steps = record_steps(alpha, N)
+    dev = torch.device(device)
+    with _one_thread_on_cpu(dev):
+        B, J, test_x, gens = _setup(R0, Q0, N, seeds, n_test, dev, dtype)
+        test_tau = g(test_x @ B.transpose(1, 2) / math.sqrt(N), activation).sum(-1)  # (S, P)
+        R, Q, measured, done = [], [], [], 0
+        for target in steps:
+            while done < target:
+                size = int(min(block, target - done))
+                xi = torch.stack(
+                    [torch.randn(size, N, generator=gen, device=dev, dtype=dtype) for gen in gens]
+                )  # (S, size, N)
+                _sgd_block(J, B, xi, activation, eta)
+                done += size
+            R.append((J @ B.transpose(1, 2) / N).cpu().numpy())
+            Q.append((J @ J.transpose(1, 2) / N).cpu().numpy())
+            sigma = g(test_x @ J.transpose(1, 2) / math.sqrt(N), activation).sum(-1)
+            measured.append((0.5 * (sigma - test_tau) ** 2).mean(-1).cpu().numpy())
+    R_arr, Q_arr = np.stack(R, axis=1), np.stack(Q, axis=1)
+    return SimulationResult(
+        alpha=steps / N,
+        seeds=tuple(int(s) for s in seeds),
+        N=N,
+        R=R_arr,
+        Q=Q_arr,
+        eps_g_theory=generalization_error(R_arr, Q_arr, activation),
+        eps_g_measured=np.stack(measured, axis=1),
+    )
+
+
+@contextlib.contextmanager
+def _one_thread_on_cpu(device: torch.device) -> Iterator[None]:
+    """Per-step tensors are tiny: on the CPU, intra-op threads only add synchronization."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _check_sim_args(eta: float, N: int, seeds: list[int], n_test: int, block: int) -> None:
+    if not (math.isfinite(eta) and eta > 0):
+        raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
+    if N < 2:
+        raise ValueError(f"N must be >= 2, got {N}")
+    if len(seeds) == 0 or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
+    if n_test < 1 or block < 1:
+        raise ValueError(f"n_test and block must be >= 1, got n_test={n_test}, block={block}")
+
+
+def _setup(
+    R0: Array,
+    Q0: Array,
+    N: int,
+    seeds: list[int],
+    n_test: int,
+    dev: torch.device,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Generator]]:
+    """Per-seed teacher, student, test inputs (S, P, N) and training generators."""
+    Bs, Js, tests, gens = [], [], [], []
+    for seed in seeds:
+        init_rng, train_seed, test_seed = _seed_streams(seed)
+        B, J = initial_weights(R0, Q0, N, init_rng)
+        Bs.append(B)
+        Js.append(J)
+        test_gen = torch.Generator(device=dev).manual_seed(test_seed)
+        tests.append(torch.randn(n_test, N, generator=test_gen, device=dev, dtype=dtype))
+        gens.append(torch.Generator(device=dev).manual_seed(train_seed))
+    to = {"device": dev, "dtype": dtype}
+    B_t = torch.as_tensor(np.stack(Bs), **to)
+    J_t = torch.as_tensor(np.stack(Js), **to)
+    return B_t, J_t, torch.stack(tests), gens
+
+
+def _sgd_block(
+    J: torch.Tensor, B: torch.Tensor, xi: torch.Tensor, activation: str, eta: float
+) -> None:
+    """Apply one SGD step per example of ``xi`` (S, b, N) to ``J`` (S, K, N) in place."""
+    xi = xi / math.sqrt(xi.shape[-1])  # x = J.xi/sqrt N and the step (eta/sqrt N) xi share it
+    # the teacher never changes, so its outputs for the whole block come in one product
+    tau = g(torch.bmm(xi, B.transpose(1, 2)), activation).sum(-1)  # (S, b)
+    for t in range(xi.shape[1]):
+        x_t = xi[:, None, t]  # (S, 1, N)
+        pre = (J * x_t).sum(-1)  # (S, K); cheaper than bmm for a batch of mat-vecs
+        error = tau[:, t] - g(pre, activation).sum(-1)  # tau - sigma
+        delta = g_prime(pre, activation) * error[:, None]
+        J.addcmul_(delta[:, :, None], x_t, value=eta)

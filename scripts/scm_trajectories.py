@@ -1,0 +1,12 @@
+"""Collect every setting's ODE and simulation rows -> results/scm/trajectories.csv."""
+
+import pandas as pd
+
+from galu.provenance import Run
+from galu.scm.experiments import combine
+
+run = Run.from_snakemake(snakemake)
+table = combine([pd.read_csv(path) for path in snakemake.input])
+run.write_csv(
+    table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].dropna().unique())
+)

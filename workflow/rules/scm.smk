@@ -1,0 +1,179 @@
+# ReLU soft committee machines (Straat & Biehl, arXiv 1903.07378; issue 6). Per setting: the
+# order-parameter ODEs (exact in eta and/or the paper's small-eta form) and finite-N on-line
+# SGD simulations across seeds; the perceptron's and the K = M = 2 plateau's fixed points and
+# eigenvalues; figures like the paper's Figs. 1-4. Plot rules read the per-setting tables;
+# the aggregate trajectories.csv and stability.csv are the contract the claims read.
+
+SCM = config["scm"]
+SCM_SETTINGS = ["perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3"]
+SCM_RUN = "results/scm/runs/{setting}_{source}.csv"
+SCM_FIGURE = "figures/scm/{name}.png"
+# figure -> settings it shows; stability.csv is read by the figures that mark fixed points
+SCM_FIGURES = {
+    "perceptron": ["perceptron"],
+    "relu_k2m2": ["relu_k2m2"],
+    "k3m2": ["relu_k3m2", "erf_k3m2"],
+    "relu_k2m3": ["relu_k2m3"],
+}
+SCM_SUBCATEGORY = {
+    "perceptron": "K = M = 1 (Fig. 1)",
+    "relu_k2m2": "K = M = 2 (Fig. 2)",
+    "k3m2": "K = 3, M = 2 (Fig. 3)",
+    "relu_k2m3": "K = 2, M = 3 (Fig. 4)",
+}
+# Each job gets only the keys it uses, so a change reruns only the jobs it affects.
+SCM_ODE_KEYS = ("activation", "etas", "forms", "R0", "Q0", "alpha_max")
+SCM_SIM_KEYS = ("activation", "sim_etas", "R0", "Q0", "sim_alpha_max")
+SCM_PARAMS = {
+    source: {name: {k: SCM[name][k] for k in keys} for name in SCM_SETTINGS}
+    for source, keys in (("ode", SCM_ODE_KEYS), ("sim", SCM_SIM_KEYS))
+}
+SCM_SIM = {
+    k: v for k, v in SCM["simulation"].items() if k not in ("gpu", "runtime_min")
+}
+# Weights, a block of inputs and the held-out inputs of every seed in float64, twice over.
+SCM_SIM_MEM_MB = (
+    500
+    + 16
+    * SCM_SIM["seeds"]
+    * SCM_SIM["N"]
+    * (SCM_SIM["n_test"] + SCM_SIM["block"] + 16)
+    // 1_000_000
+)
+
+
+wildcard_constraints:
+    scm_setting="|".join(SCM_SETTINGS),
+
+
+rule scm_ode:
+    output:
+        csv=SCM_RUN.format(setting="{scm_setting}", source="ode"),
+        meta=meta(SCM_RUN.format(setting="{scm_setting}", source="ode")),
+    log:
+        "logs/scm/{scm_setting}_ode.log",
+    benchmark:
+        "logs/benchmarks/scm/{scm_setting}_ode.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=15,
+    params:
+        setting=lambda wc: SCM_PARAMS["ode"][wc.scm_setting],
+        ode=SCM["ode"],
+    script:
+        "../../scripts/scm_ode.py"
+
+
+rule scm_simulation:
+    output:
+        csv=SCM_RUN.format(setting="{scm_setting}", source="sim"),
+        meta=meta(SCM_RUN.format(setting="{scm_setting}", source="sim")),
+    log:
+        "logs/scm/{scm_setting}_sim.log",
+    benchmark:
+        "logs/benchmarks/scm/{scm_setting}_sim.tsv"
+    conda:
+        ENV
+    # One example per step: per-operation overhead dominates and extra threads only contend.
+    threads: 1
+    resources:
+        mem_mb=SCM_SIM_MEM_MB,
+        runtime=SCM["simulation"]["runtime_min"],
+        gpu=1 if SCM["simulation"]["gpu"] else 0,
+    params:
+        setting=lambda wc: SCM_PARAMS["sim"][wc.scm_setting],
+        simulation=SCM_SIM,
+        seed=config["seed"],
+        device=config["device"],
+    script:
+        "../../scripts/scm_simulation.py"
+
+
+rule scm_trajectories:
+    input:
+        expand(SCM_RUN, setting=SCM_SETTINGS, source=["ode", "sim"]),
+    output:
+        csv="results/scm/trajectories.csv",
+        meta=meta("results/scm/trajectories.csv"),
+    log:
+        "logs/scm/trajectories.log",
+    benchmark:
+        "logs/benchmarks/scm/trajectories.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/scm_trajectories.py"
+
+
+rule scm_stability:
+    output:
+        csv="results/scm/stability.csv",
+        meta=meta("results/scm/stability.csv"),
+    log:
+        "logs/scm/stability.log",
+    benchmark:
+        "logs/benchmarks/scm/stability.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=10,
+    params:
+        stability=SCM["stability"],
+        plateau=SCM_PARAMS["ode"]["relu_k2m2"],
+        ode=SCM["ode"],
+    script:
+        "../../scripts/scm_stability.py"
+
+
+for scm_name, scm_shown in SCM_FIGURES.items():
+
+    rule:
+        name:
+            f"scm_plot_{scm_name}"
+        input:
+            runs=expand(SCM_RUN, setting=scm_shown, source=["ode", "sim"]),
+            stability="results/scm/stability.csv",
+        output:
+            png=report(
+                SCM_FIGURE.format(name=scm_name),
+                caption=f"../report/scm_{scm_name}.rst",
+                category="ReLU SCM dynamics",
+                subcategory=SCM_SUBCATEGORY[scm_name],
+            ),
+            pdf=f"figures/scm/{scm_name}.pdf",
+            png_meta=meta(SCM_FIGURE.format(name=scm_name)),
+            pdf_meta=meta(f"figures/scm/{scm_name}.pdf"),
+        log:
+            f"logs/scm/plot_{scm_name}.log",
+        benchmark:
+            f"logs/benchmarks/scm/plot_{scm_name}.tsv"
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            figure=scm_name,
+            settings=scm_shown,
+            scale=SCALE,
+        script:
+            "../../scripts/scm_plot.py"
+
+
+ALL_TARGETS.extend(
+    [
+        "results/scm/trajectories.csv",
+        "results/scm/stability.csv",
+        *expand(SCM_FIGURE, name=list(SCM_FIGURES)),
+    ]
+)
