@@ -30,6 +30,8 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/normalization.smk"
 include: "workflow/rules/normalization_experiments.smk"
 include: "workflow/rules/scm.smk"
+include: "workflow/rules/generalization.smk"
+include: "workflow/rules/memorization.smk"
 # The verdict reads every stage's outputs: keep it last.
 include: "workflow/rules/report.smk"
 

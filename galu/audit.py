@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galu.provenance import SIDECAR_SUFFIX, sha256_file
+from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 
 DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
 # Snakemake's report archive is made by `snakemake --report`, not by a galu job.
@@ -116,6 +116,10 @@ def check_output(root: Path, path: Path) -> Iterator[str]:
         if path.name not in NO_SIDECAR_NEEDED:
             yield "no provenance sidecar (made outside the workflow, or its job was killed)"
         return
+    side = Path(f"{path}{SIDECAR_SUFFIX}")
+    sealed = seal_problem(side.read_bytes())
+    if sealed:
+        yield f"sidecar {side.name} {sealed}"
     actual = sha256_file(path)
     recorded = record["output"]["sha256"]
     if actual != recorded:

@@ -6,6 +6,9 @@ measure it and what value is expected within which tolerance. A measurement
 is declarative:
 
 - ``where``: a pandas query selecting rows (optional);
+- ``pivot``: optionally ``{index: [...], columns: ..., values: ...}``, the mean of
+  ``values`` per index row and column value, so an expression can compare models
+  (e.g. ``galu - relu`` per width); the index becomes ordinary columns;
 - ``expression``: a pandas ``eval`` expression giving one value per row;
 - ``reduce``: how the rows become one number: ``mean``, ``median``, ``max``,
   ``min``, ``count``, ``fraction`` (mean of a boolean), or ``first_x`` (the
@@ -51,6 +54,7 @@ class Claim:
     compare: str = "within"
     where: str | None = None
     x: str | None = None
+    pivot: tuple[tuple[str, ...], str, str] | None = None
     justification: str = ""
     scales: tuple[str, ...] = field(default=("quick", "paper"))
 
@@ -73,13 +77,29 @@ class Claim:
             raise ValueError(f"claim {self.claim_id!r}: tolerance must be >= 0")
 
 
-def _tolerance(value: Any, scale: str, claim_id: str) -> float:
-    """A tolerance is a number or a mapping scale -> number (seed spread differs by scale)."""
+def _tolerance(value: Any, scale: str) -> tuple[float, tuple[str, ...] | None]:
+    """A tolerance is a number or a mapping scale -> number (seed spread differs by scale).
+
+    Returns the tolerance at ``scale`` and, for a mapping, the scales it covers: a claim is
+    only checked at a scale its tolerance is stated for (elsewhere it is ``not_run``).
+    """
     if isinstance(value, Mapping):
-        if scale not in value:
-            raise ValueError(f"claim {claim_id!r}: no tolerance for scale {scale!r}")
-        value = value[scale]
-    return float(value)
+        return float(value.get(scale, 0.0)), tuple(value)
+    return float(value), None
+
+
+def _pivot(value: Any, claim_id: str) -> tuple[tuple[str, ...], str, str] | None:
+    if value is None:
+        return None
+    try:
+        index = value["index"]
+        return (
+            tuple([index] if isinstance(index, str) else index),
+            value["columns"],
+            value["values"],
+        )
+    except (KeyError, TypeError):
+        raise ValueError(f"claim {claim_id!r}: pivot needs index, columns and values") from None
 
 
 def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim]:
@@ -89,6 +109,8 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
         missing = [k for k in REQUIRED if k not in entry]
         if missing:
             raise ValueError(f"claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+        tolerance, stated = _tolerance(entry.get("tolerance", 0.0), scale)
+        scales = tuple(entry.get("scales", stated or ("quick", "paper")))
         claims.append(
             Claim(
                 claim_id=str(entry["id"]),
@@ -99,12 +121,13 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
                 expression=entry["expression"],
                 reduce=entry["reduce"],
                 expected=float(entry["expected"]),
-                tolerance=_tolerance(entry.get("tolerance", 0.0), scale, entry["id"]),
+                tolerance=tolerance,
                 compare=entry.get("compare", "within"),
                 where=entry.get("where"),
                 x=entry.get("x"),
+                pivot=_pivot(entry.get("pivot"), entry["id"]),
                 justification=" ".join(str(entry.get("justification", "")).split()),
-                scales=tuple(entry.get("scales", ("quick", "paper"))),
+                scales=scales,
             )
         )
     ids = [c.claim_id for c in claims]
@@ -119,6 +142,11 @@ def measure(claim: Claim, table: pd.DataFrame) -> float | None:
     rows = table.query(claim.where) if claim.where else table
     if rows.empty:
         return None
+    if claim.pivot:
+        index, columns, values = claim.pivot
+        rows = rows.pivot_table(index=list(index), columns=columns, values=values, aggfunc="mean")
+        rows = rows.reset_index()
+        rows.columns = [str(c) for c in rows.columns]
     values = pd.Series(rows.eval(claim.expression), index=rows.index)
     if claim.reduce == "count":
         return float(values.sum()) if values.dtype == bool else float(len(values))

@@ -128,7 +128,14 @@ def check_device(config: Mapping[str, Any]) -> None:
         )
 
 
-def validate_files(config: Any, schema_path: str | Path = SCHEMA_PATH) -> None:
-    """Validate a loaded config against the schema file, then its device request."""
+def validate_files(
+    config: Any, schema_path: str | Path = SCHEMA_PATH, check_cuda: bool = True
+) -> None:
+    """Validate a loaded config against the schema file, then its device request.
+
+    ``check_cuda=False`` for cluster runs: the main process runs on a login node, which
+    need not have the GPUs the jobs get.
+    """
     validate(config, load_yaml(schema_path))
-    check_device(config)
+    if check_cuda:
+        check_device(config)

@@ -2,10 +2,11 @@
 
 A job takes the device it is given: on a cluster, SLURM exposes the allocated
 GPU through ``CUDA_VISIBLE_DEVICES`` and CUDA numbers it 0, so ``cuda`` means
-"the GPU this job was given". When a GPU was asked for (``auto`` on a GPU rule
-or ``cuda``) but none is visible, the job falls back to the CPU with a logged
-warning rather than failing hours into a cluster run; the device actually used
-goes into the provenance sidecar.
+"the GPU this job was given". ``auto`` uses it when one is visible and the CPU
+otherwise; ``cuda`` without a visible GPU falls back to the CPU with a logged
+warning rather than failing hours into a cluster run (local runs refuse that
+contradiction before any job starts). The device actually used goes into the
+provenance sidecar.
 """
 
 from __future__ import annotations

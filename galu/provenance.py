@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 SIDECAR_SUFFIX = ".meta.json"
+# Each sidecar carries the sha256 of its own bytes under this key (see sealed_sidecar).
+SEAL_KEY = "sidecar_sha256"
 _CHUNK = 1 << 20
 
 
@@ -158,6 +161,35 @@ def _named_items(namedlist: Any) -> dict[str, Any]:
     return {key: _plain(val) for key, val in namedlist.items()}
 
 
+_PLACEHOLDER = "0" * 64
+_SEAL = re.compile(rb'"' + SEAL_KEY.encode() + rb'": "([0-9a-f]{64})"')
+
+
+def sealed_sidecar(record: Mapping[str, Any]) -> bytes:
+    """The bytes of a sidecar for ``record`` that carry the sha256 of those very bytes.
+
+    The JSON is written with a placeholder in ``sidecar_sha256``, hashed, and the placeholder
+    replaced by the hash, so any changed bit anywhere in the file (a value, a key, a number's
+    spelling, the seal itself) makes :func:`seal_problem` report it.
+    """
+    body = {**{k: v for k, v in record.items() if k != SEAL_KEY}, SEAL_KEY: _PLACEHOLDER}
+    text = (json.dumps(body, indent=2, sort_keys=True) + "\n").encode()
+    digest = hashlib.sha256(text).hexdigest()
+    blank = f'"{SEAL_KEY}": "{_PLACEHOLDER}"'.encode()
+    return text.replace(blank, f'"{SEAL_KEY}": "{digest}"'.encode(), 1)
+
+
+def seal_problem(data: bytes) -> str | None:
+    """Why a sidecar's bytes do not match the seal they carry (None when they do)."""
+    seals = _SEAL.findall(data)
+    if len(seals) != 1:
+        return "carries no intact seal (made by an older galu, or the seal itself was changed)"
+    blank = _SEAL.sub(f'"{SEAL_KEY}": "{_PLACEHOLDER}"'.encode(), data)
+    if hashlib.sha256(blank).hexdigest().encode() != seals[0]:
+        return "changed after it was written (its bytes do not match its seal)"
+    return None
+
+
 class Run:
     """One job's provenance: what ran, with which parameters, on which inputs.
 
@@ -227,7 +259,7 @@ class Run:
         """Write the sidecar of an existing output, atomically; return its path."""
         record = self.sidecar(path, seeds)
         side = sidecar_path(path)
-        atomic_write_bytes(side, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+        atomic_write_bytes(side, sealed_sidecar(record))
         logging.getLogger("galu").info("wrote %s (sha256 %s)", path, record["output"]["sha256"])
         return side
 

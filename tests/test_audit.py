@@ -4,7 +4,7 @@ import pandas as pd
 
 from galu.audit import audit_tree
 from galu.cli import main
-from galu.provenance import Run
+from galu.provenance import Run, sealed_sidecar
 
 
 def test_clean_tree_passes(tmp_path, monkeypatch, capsys):
@@ -47,6 +47,16 @@ def test_changed_output_missing_sidecar_orphan_and_missing_input(tmp_path, monke
         ("results/s/hand_made.csv", "no provenance sidecar"),
         ("results/s/y.csv.meta.json", "sidecar without its output"),
     }
+
+
+def test_edited_sidecar_is_named_by_its_seal(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    side = tmp_path / "results/x.csv.meta.json"
+    side.write_text(side.read_text().replace('"rule": "r"', '"rule": "q"'))
+    [finding] = audit_tree(".")
+    assert finding.path == "results/x.csv"
+    assert finding.problem.startswith("sidecar x.csv.meta.json changed after it was written")
 
 
 def test_corrupt_sidecar_is_reported(tmp_path, monkeypatch):
@@ -98,7 +108,7 @@ def test_outputs_from_another_commit_are_reported(tmp_path, monkeypatch, capsys)
     side = tmp_path / "results/x.csv.meta.json"
     record = json.loads(side.read_text())
     record["git"] = {"commit": "0" * 40, "dirty": False}
-    side.write_text(json.dumps(record))
+    side.write_bytes(sealed_sidecar(record))  # as if a run on that commit had written it
     assert main(["audit"]) == 0  # consistent bytes: a note, not a failure
     assert f"NOTE 1 output(s) made on commit {'0' * 40}, e.g. results/x.csv" in (
         capsys.readouterr().out

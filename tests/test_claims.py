@@ -54,6 +54,23 @@ def test_reductions_on_a_tiny_table(tree):
     assert run_one(tree, expression="abs(y - 1)", reduce="min").measured == pytest.approx(0.1)
 
 
+def test_pivot_compares_columns_of_different_rows(tree):
+    # Two galu rows at width 8 are averaged before the difference is taken.
+    frame = pd.DataFrame(
+        {
+            "w": [8, 8, 16, 16, 8],
+            "model": ["relu", "galu", "relu", "galu", "galu"],
+            "err": [0.10, 0.20, 0.05, 0.09, 0.30],
+        }
+    )
+    frame.to_csv(tree / "results/t.csv", index=False)
+    pivot = {"index": "w", "columns": "model", "values": "err"}
+    gap = run_one(tree, pivot=pivot, expression="galu - relu", reduce="mean")
+    assert gap.measured == pytest.approx(((0.25 - 0.10) + (0.09 - 0.05)) / 2)
+    widest = run_one(tree, pivot=pivot, expression="galu - relu", reduce="last_x", x="w")
+    assert widest.measured == pytest.approx(0.04)
+
+
 def test_comparisons_decide_the_verdict(tree):
     assert run_one(tree, expected=0.4, tolerance=0.03).verdict == "pass"
     assert run_one(tree, expected=0.4, tolerance=0.02).verdict == "fail"
@@ -80,6 +97,11 @@ def test_tolerance_per_scale_and_bad_fields():
     entry = {**BASE, "id": "c", "expression": "y", "reduce": "mean", "expected": 0}
     tolerances = {"quick": 0.1, "paper": 0.01}
     assert parse_claims([{**entry, "tolerance": tolerances}], "paper")[0].tolerance == 0.01
+    # A scale without a stated tolerance (e.g. `test`) leaves the claim unchecked there.
+    assert parse_claims([{**entry, "tolerance": tolerances}], "test")[0].scales == (
+        "quick",
+        "paper",
+    )
     with pytest.raises(ValueError, match="reduce 'median_x' is not one of"):
         parse_claims([{**entry, "reduce": "median_x"}], "quick")
     with pytest.raises(ValueError, match="lacks expected"):

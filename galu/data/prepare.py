@@ -27,6 +27,7 @@ from galu.data.fetch import manifest_path, raw_dir
 from galu.data.registry import Dataset, get_dataset
 from galu.data.substitutes import Substitute, accept_present, substitutes_for
 from galu.data.verify import Verified
+from galu.integrity import processed_problem
 from galu.provenance import Run, atomic_path
 
 ARRAY_NAMES = ("x_train", "y_train", "x_test", "y_test")
@@ -146,7 +147,18 @@ def prepare(
 
 
 def load_processed(path: Path) -> dict[str, np.ndarray]:
-    """Load a processed ``.npz`` (no pickles) as a dict of the four arrays."""
+    """Load a processed ``.npz`` (no pickles) as a dict of the four arrays.
+
+    An array whose provenance sidecar records another sha256 than its bytes have is refused
+    (DataError): it changed after it was made, and nothing is computed from it.
+    """
+    problem = processed_problem(Path(path))
+    if problem:
+        raise DataError(
+            f"{path} {problem}: it changed after it was made and is not used. Rebuild it: "
+            f"move it aside and run `snakemake --cores 2 {path}` (every workflow run sets such "
+            "a file aside and rebuilds it before its jobs start)."
+        )
     with np.load(path, allow_pickle=False) as data:
         missing = [n for n in ARRAY_NAMES if n not in data.files]
         if missing:

@@ -1,17 +1,37 @@
 # Shared by every stage: configuration check, sidecar paths, the conda environment.
 import sys
+from pathlib import Path
 
 import yaml
 
 from galu.config import ConfigError, validate_files
+from galu.integrity import announce, check_consistency, preflight
 from galu.provenance import sidecar_path
 
-try:
-    validate_files(config, workflow.source_path("../schemas/config.schema.yaml"))
-except ConfigError as error:
-    # One readable message and a non-zero exit, before any job runs (no traceback).
-    print(f"galu: {error}", file=sys.stderr)
-    sys.exit(2)
+# Only the main Snakemake process checks: a cluster job step re-parses this file with the same
+# configuration (already checked), possibly on a node without the GPU or the data mirrors.
+if workflow.is_main_process:
+    try:
+        # On a cluster the main process runs on a login node without the jobs' GPUs.
+        validate_files(
+            config,
+            workflow.source_path("../schemas/config.schema.yaml"),
+            check_cuda=workflow.local_exec,
+        )
+        check_consistency(config)
+    except ConfigError as error:
+        # One readable message and a non-zero exit, before any job runs (no traceback).
+        print(f"galu: {error}", file=sys.stderr)
+        sys.exit(2)
+    # Raw archives and processed arrays whose bytes fail their checks are set aside (never
+    # used), so the jobs that make them run again; a dry run only reports them.
+    DRY_RUN = workflow.output_settings.dryrun
+    announce(
+        preflight(Path("."), dry_run=DRY_RUN),
+        lambda line: print(line, file=sys.stderr),
+        Path("."),
+        record=not DRY_RUN,
+    )
 
 SCALE = config["scale"]
 ENV = "../../environment.yml"

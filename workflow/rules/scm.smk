@@ -156,6 +156,8 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             f"logs/scm/plot_{scm_name}.log",
         benchmark:
             f"logs/benchmarks/scm/plot_{scm_name}.tsv"
+        group:
+            "plots"
         conda:
             ENV
         threads: 1

@@ -1,0 +1,186 @@
+"""The exact squared-loss optimum of a one-hidden-layer GaLU network.
+
+Fiat, Malach & Shalev-Shwartz (arXiv 1906.05032), section 3: with the gates ``u_j``
+fixed, a scalar-output GaLU network ``f(x) = sum_j a_j 1{x·u_j >= 0} (x·w_j)`` depends
+on its weights only through ``v_j = a_j w_j`` and equals ``<Phi_U(x), v>`` with the
+random feature map
+
+    Phi_U(x) = [1{x·u_1 >= 0} x, ..., 1{x·u_k >= 0} x]  in R^{kd}.
+
+Minimizing the training squared loss is therefore the least-squares problem
+``min_v |Phi v - y|^2``. We solve it in float64 with an SVD-based, rank-revealing
+solver and return the minimum-norm solution and the numerical rank. Its residual is the
+part of ``y`` outside the column space of ``Phi``, so for labels independent of the
+inputs the expected normalized loss is ``1 - rank/m`` = ``1 - kd/m`` for ``kd <= m``
+(the paper's under-parameterized law) and zero once the rank reaches ``m``.
+
+With ``out_dim > 1`` each output column is solved independently: that is the optimum
+of a network with its own hidden weights per output, a relaxation of the GaLU network
+with one shared readout (whose problem is bilinear, not convex). Only for
+``out_dim = 1`` is it the GaLU optimum, and only then can it be loaded into a
+:class:`~galu.models.GaLUNet`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from galu.models import GaLUNet
+
+# Upper bound on the float64 elements of one chunk's feature matrices (256 MiB): members
+# are solved in chunks of this size so the paper-scale grids fit in memory.
+_MAX_ELEMENTS = 1 << 25
+LSTSQ_DRIVERS = ("auto", "gelsd", "svd")
+
+
+def galu_features(x: Tensor, gates: Tensor, mask: Tensor | None = None) -> Tensor:
+    """``Phi_U(x)`` for every member: ``(E, m, K*d)``, unit-major (unit j's block is x).
+
+    ``x`` is ``(m, d)`` shared or ``(E, m, d)``; ``gates`` is ``(E, K, d)``; ``mask``
+    ``(E, K)`` zeroes the features of padded units.
+    """
+    on = (torch.matmul(x, gates.transpose(1, 2)) >= 0).to(x.dtype)
+    if mask is not None:
+        on = on * mask[:, None, :].to(x.dtype)
+    if x.dim() == 2:
+        x = x.expand(gates.shape[0], *x.shape)
+    phi = on[..., :, None] * x[..., None, :]
+    return phi.reshape(phi.shape[0], phi.shape[1], -1)
+
+
+@dataclass
+class LeastSquares:
+    """Minimum-norm least-squares solutions per member (all float64).
+
+    ``coef`` ``(E, p, o)``, ``fitted`` ``(E, m, o)`` = ``A @ coef``, ``rank`` ``(E,)``.
+    """
+
+    coef: Tensor
+    fitted: Tensor
+    rank: Tensor
+
+
+def min_norm_lstsq(
+    a: Tensor, b: Tensor, rcond: float | None = None, driver: str = "auto"
+) -> LeastSquares:
+    """Solve ``min |a x - b|`` with minimum ``|x|`` for a batch ``a`` ``(E, m, p)``, in float64.
+
+    Both drivers are SVD-based, so rank deficiency is handled and reported: ``gelsd``
+    (LAPACK's divide-and-conquer solver; CPU only, about twice as fast) and ``svd`` (the
+    pseudo-inverse from ``torch.linalg.svd``; any device). ``auto`` picks ``gelsd`` on the
+    CPU. Singular values at or below ``rcond`` times the largest count as zero; the
+    default ``rcond`` is ``eps * max(m, p)``, the usual numerical-rank tolerance.
+    (``gelsy`` is not offered: torch's wrapper leaves its pivot array uninitialized and
+    returns wrong ranks, pytorch/pytorch#187411.)
+    """
+    if a.dim() != 3 or b.dim() != 3 or a.shape[:2] != b.shape[:2]:
+        raise ValueError(
+            f"a must be (E, m, p) and b (E, m, o) with matching E and m, "
+            f"got a {tuple(a.shape)}, b {tuple(b.shape)}"
+        )
+    if driver not in LSTSQ_DRIVERS:
+        raise ValueError(f"driver must be one of {LSTSQ_DRIVERS}, got {driver!r}")
+    a, b = a.double(), b.double()
+    if rcond is None:
+        rcond = torch.finfo(torch.float64).eps * max(a.shape[1], a.shape[2])
+    if not 0 <= rcond < 1:
+        raise ValueError(f"rcond must be in [0, 1), got {rcond!r}")
+    if driver == "gelsd" or (driver == "auto" and a.device.type == "cpu"):
+        solution = torch.linalg.lstsq(a, b, rcond=rcond, driver="gelsd")
+        return LeastSquares(
+            coef=solution.solution, fitted=a @ solution.solution, rank=solution.rank
+        )
+    return _svd_lstsq(a, b, rcond)
+
+
+def _svd_lstsq(a: Tensor, b: Tensor, rcond: float) -> LeastSquares:
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    tiny = torch.finfo(s.dtype).tiny
+    keep = s > rcond * s.amax(dim=-1, keepdim=True).clamp_min(tiny)
+    projected = (u.transpose(1, 2) @ b) * keep[..., None]
+    inverse = torch.where(keep, 1.0 / s.clamp_min(tiny), 0.0)
+    coef = vh.transpose(1, 2) @ (projected * inverse[..., None])
+    return LeastSquares(coef=coef, fitted=u @ projected, rank=keep.sum(dim=-1))
+
+
+@dataclass
+class ExactGaLU:
+    """Least-squares GaLU optimum per member.
+
+    ``weight`` ``(E, K, d_in, o)``: the hidden weights of unit j for output column c
+    (``v_j`` above); ``out_bias`` ``(E, o)`` or None; ``fitted`` ``(E, m, o)`` the training
+    predictions; ``rank`` ``(E,)`` of ``Phi`` (plus the bias column).
+    """
+
+    weight: Tensor
+    out_bias: Tensor | None
+    fitted: Tensor
+    rank: Tensor
+
+
+def _member_chunks(members: int, per_member: int) -> list[slice]:
+    step = max(1, _MAX_ELEMENTS // max(per_member, 1))
+    return [slice(i, min(i + step, members)) for i in range(0, members, step)]
+
+
+def _design(model: GaLUNet, x: Tensor, rows: slice) -> Tensor:
+    x = model.prepare(x.to(model.gates.device, torch.float64))
+    x = x if x.dim() == 2 else x[rows]
+    phi = galu_features(x, model.gates[rows].double(), model.mask[rows])
+    if model.bias:
+        phi = torch.cat([phi, torch.ones_like(phi[..., :1])], dim=-1)
+    return phi
+
+
+def solve_galu(
+    model: GaLUNet, x: Tensor, y: Tensor, rcond: float | None = None, driver: str = "auto"
+) -> ExactGaLU:
+    """Exact least-squares GaLU fit using ``model``'s gates, widths and bias setting.
+
+    ``x`` ``(m, d)`` shared or ``(E, m, d)``; ``y`` matching ``(m, o)`` or ``(E, m, o)``
+    with ``o = model.out_dim``. Members are solved in batches (chunked for memory).
+    """
+    if not isinstance(model, GaLUNet):
+        raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
+    members = model.n_members
+    y = y.to(model.gates.device, torch.float64)
+    if y.dim() == 2:
+        y = y.expand(members, *y.shape)
+    if y.dim() != 3 or y.shape[0] != members or y.shape[2] != model.out_dim:
+        raise ValueError(
+            f"y must be (m, {model.out_dim}) or ({members}, m, {model.out_dim}), "
+            f"got {tuple(y.shape)}"
+        )
+    width, d_in = model.max_width, model.input_dim
+    parts = []
+    for rows in _member_chunks(members, y.shape[1] * width * d_in):
+        parts.append(min_norm_lstsq(_design(model, x, rows), y[rows], rcond, driver))
+    coef = torch.cat([p.coef for p in parts])
+    hidden = coef[:, : width * d_in].reshape(members, width, d_in, model.out_dim)
+    return ExactGaLU(
+        weight=hidden,
+        out_bias=coef[:, -1] if model.bias else None,
+        fitted=torch.cat([p.fitted for p in parts]),
+        rank=torch.cat([p.rank for p in parts]),
+    )
+
+
+@torch.no_grad()
+def load_exact(model: GaLUNet, solution: ExactGaLU) -> None:
+    """Write a scalar-output solution into ``model`` (readout 1, ``w_j = v_j``).
+
+    Only ``out_dim = 1`` has this form; for vector outputs the per-output optimum is
+    not a GaLU network with a shared readout, so this raises.
+    """
+    if model.out_dim != 1:
+        raise ValueError(
+            f"load_exact needs out_dim = 1, got out_dim = {model.out_dim}: the per-output "
+            "least-squares optimum is not a GaLU network with a shared readout"
+        )
+    model.weight.copy_(solution.weight[..., 0].to(model.weight.dtype))
+    model.readout.copy_(model.mask[..., None].to(model.readout.dtype))
+    if model.out_bias is not None and solution.out_bias is not None:
+        model.out_bias.copy_(solution.out_bias.to(model.out_bias.dtype))

@@ -1,0 +1,135 @@
+"""Figures of the GaLU generalization study (Fiat et al., arXiv 1906.05032, sec. 5).
+
+Each function takes the rows of one dataset (the ``accuracy.csv`` layout) and returns a
+matplotlib figure; nothing here trains or reads files. Points are means over seeds,
+error bars one standard deviation across seeds (none with a single seed). Every model
+keeps its colour in every figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from galu.plotting import plt  # imported from there: it selects the Agg backend first
+
+COLOURS = {"relu": "C0", "galu": "C1", "galu_sigmoid": "C2", "linear": "C3", "galu_exact": "C4"}
+LABELS = {
+    "relu": "ReLU",
+    "galu": "GaLU (step gates)",
+    "galu_sigmoid": "GaLU (sigmoid gates)",
+    "linear": "linear baseline",
+    "galu_exact": "GaLU, exact least squares",
+}
+
+
+def _summary(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Mean and standard deviation of ``y`` over seeds at each ``x`` (std 0 for one seed)."""
+    stats = rows.groupby(x)[y].agg(["mean", "std"]).fillna({"std": 0.0})
+    return stats.sort_index()
+
+
+def _curve(ax: Axes, rows: pd.DataFrame, x: str, y: str, model: str, **style: object) -> None:
+    stats = _summary(rows, x, y)
+    ax.errorbar(
+        stats.index,
+        stats["mean"],
+        yerr=stats["std"],
+        color=COLOURS.get(model),
+        label=style.pop("label", LABELS.get(model, model)),
+        marker=style.pop("marker", "o"),
+        capsize=3,
+        **style,
+    )
+
+
+def _models(rows: pd.DataFrame, order: Sequence[str] = tuple(COLOURS)) -> list[str]:
+    present = set(rows["model"])
+    return [m for m in order if m in present]
+
+
+def width_figure(rows: pd.DataFrame, title: str) -> Figure:
+    """Test error against width, validation-selected (solid) and test-selected (dotted).
+
+    The linear baseline (``width`` 0) is a horizontal line with a one-std band.
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for model in _models(rows):
+        one = rows[rows["model"] == model]
+        if model == "linear":
+            mean, std = one["test_error"].mean(), one["test_error"].std()
+            std = 0.0 if np.isnan(std) else std
+            ax.axhline(mean, color=COLOURS[model], lw=1.5, label=LABELS[model])
+            ax.axhspan(mean - std, mean + std, color=COLOURS[model], alpha=0.15, lw=0)
+            continue
+        _curve(ax, one, "width", "test_error", model)
+        _curve(ax, one, "width", "test_error_test_selected", model, ls=":", marker=".", label=None)
+    ax.plot([], [], "k:", label="dotted: hyper-parameters picked on the test set")
+    ax.set(xlabel="hidden-layer width k", ylabel="test error (validation-selected)", title=title)
+    ax.set_xticks(sorted(rows.loc[rows["width"] > 0, "width"].unique()))
+    ax.legend(fontsize="small")
+    return fig
+
+
+def clusters_figure(rows: pd.DataFrame) -> Figure:
+    """Test loss (left) and test error (right) against ``sigma_y``, one row per task.
+
+    Dashed black: the noise floor, ``sigma_y^2`` (squared loss of the true centre labels)
+    for regression and ``sigma_y / 2`` (the flip rate) for the classification error.
+    """
+    tasks = [t for t in ("regression", "classification") if t in set(rows["task"])]
+    fig, axes = plt.subplots(
+        len(tasks), 2, figsize=(10, 3.8 * len(tasks)), squeeze=False, layout="constrained"
+    )
+    sigmas = np.sort(rows["sigma_y"].unique())
+    for (loss_ax, error_ax), task in zip(axes, tasks, strict=True):
+        part = rows[rows["task"] == task]
+        for model in _models(part):
+            one = part[part["model"] == model]
+            _curve(loss_ax, one, "sigma_y", "test_loss", model)
+            _curve(error_ax, one, "sigma_y", "test_error", model)
+        loss_name = "squared loss" if task == "regression" else "hinge loss"
+        if task == "regression":
+            loss_ax.plot(sigmas, sigmas**2, "k--", lw=1, label="noise floor sigma_y^2")
+            loss_ax.set_yscale("symlog", linthresh=1e-2)
+        else:
+            error_ax.plot(sigmas, sigmas / 2, "k--", lw=1, label="noise floor sigma_y/2")
+        error_name = "sign error" if task == "regression" else "test error"
+        loss_ax.set(xlabel="label noise sigma_y", ylabel=f"test {loss_name}", title=task)
+        error_ax.set(xlabel="label noise sigma_y", ylabel=error_name, title=task)
+        loss_ax.legend(fontsize="small")
+        error_ax.legend(fontsize="small")
+    return fig
+
+
+def linear_figure(rows: pd.DataFrame) -> Figure:
+    """Test error against the training-set size on linearly separable data (log x)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for model in _models(rows):
+        _curve(ax, rows[rows["model"] == model], "n_train", "test_error", model)
+    ax.set_xscale("log")
+    ax.set(xlabel="training examples", ylabel="test error", title="y = sign(w* . x)")
+    ax.legend()
+    return fig
+
+
+def parity_figure(rows: pd.DataFrame) -> Figure:
+    """Test error (filled) and training error (hollow) against the parity size ``s``."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for model in _models(rows):
+        one = rows[rows["model"] == model]
+        _curve(ax, one, "subset_size", "test_error", model)
+        train = _summary(one, "subset_size", "train_error")
+        hollow = dict(ls="none", marker="o", mfc="none", ms=9, color=COLOURS.get(model))
+        ax.plot(train.index, train["mean"], **hollow)
+    ax.axhline(0.5, color="k", ls="--", lw=1, label="chance (0.5)")
+    ax.plot([], [], "ko", mfc="none", ls="none", label="hollow: training error")
+    ax.set_xticks(sorted(rows["subset_size"].dropna().unique()))
+    ax.set(xlabel="bits in the parity s", ylabel="error", title="y = product of s of the bits")
+    ax.set_ylim(-0.03, 0.6)
+    ax.legend()
+    return fig

@@ -1,0 +1,28 @@
+"""Figure of one generalization experiment from its runs/<dataset>.csv (never trains)."""
+
+import pandas as pd
+
+from galu.generalization import figures
+from galu.normalization.deep_mlp import is_substitute
+from galu.plotting import scaled_title, use_style
+from galu.provenance import Run, log_to_file
+
+log_to_file(snakemake.log[0])
+run = Run.from_snakemake(snakemake, extra={"data_substitute": is_substitute(snakemake.input.csv)})
+rows = pd.read_csv(snakemake.input.csv)
+name = snakemake.params.figure
+TITLES = {
+    "mnist": "MNIST",
+    "fashion_mnist": "Fashion-MNIST",
+    "clusters": "Gaussian clusters: label noise",
+    "linear": "Linearly separable data",
+    "parity": "Parity of s random bits",
+}
+use_style()
+if name in ("mnist", "fashion_mnist"):
+    depth = snakemake.params.depth
+    fig = figures.width_figure(rows, f"{depth} hidden layers, PCA-64 inputs")
+else:
+    fig = getattr(figures, f"{name}_figure")(rows)
+scaled_title(fig, f"GaLU vs ReLU generalization: {TITLES[name]}", snakemake.params.scale)
+run.save_figure(fig, snakemake.output.png, seeds=sorted(int(s) for s in rows["seed"].unique()))

@@ -1,0 +1,30 @@
+"""Search the minimal memorizing width -> results/memorization/runs/min_width_<criterion>.csv."""
+
+import logging
+
+import torch
+
+from galu.device import describe, resolve_device
+from galu.memorization import min_width_experiment
+from galu.provenance import Run, log_to_file
+
+log_to_file(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
+common = snakemake.params.common
+device = resolve_device(common["device"])
+run = Run.from_snakemake(snakemake, device=describe(device))
+criterion = snakemake.wildcards.criterion
+table = min_width_experiment(criterion, snakemake.params.settings, common, device)
+logging.info("minimal widths (%s):\n%s", criterion, table.to_string())
+for row in table[~table["found"]].itertuples():
+    logging.warning(
+        "%s m=%d d=%d out_dim=%d seed=%d: no width in [%d, %d] succeeded; raise width_max",
+        row.model,
+        row.m,
+        row.d,
+        row.out_dim,
+        row.seed,
+        row.search_lo,
+        row.search_hi,
+    )
+run.write_csv(table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].unique()))

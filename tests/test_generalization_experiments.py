@@ -1,0 +1,215 @@
+"""The four generalization experiments as tables (Fiat et al., arXiv 1906.05032, sec. 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from galu.generalization.experiments import (
+    CONTRACT_COLUMNS,
+    EXTRA_COLUMNS,
+    ClusterSettings,
+    ImageSettings,
+    LinearSettings,
+    ParitySettings,
+    SyntheticSettings,
+    accuracy_table,
+    clusters_table,
+    image_accuracy,
+    image_experiment,
+    linear_table,
+    member_seeds,
+    parity_table,
+    synthetic_experiment,
+)
+
+torch.set_num_threads(1)
+
+
+def _arrays() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 200, size=(10, 6, 6))
+
+    def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
+        labels = rng.integers(0, 10, size=n)
+        return (base[labels] + rng.integers(0, 56, size=(n, 6, 6))).astype(np.uint8), labels
+
+    (x_train, y_train), (x_test, y_test) = draw(400), draw(100)
+    return {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}
+
+
+IMAGE = ImageSettings(
+    models=["relu", "galu", "galu_sigmoid", "linear"],
+    widths=[4, 8],
+    depth=2,
+    seeds=2,
+    lrs=[3e-2, 1e-2],
+    gate_scales=[1.0, 10.0],
+    steps=60,
+    batch_size=32,
+    n_components=8,
+    pad_widths=False,
+)
+
+
+@pytest.fixture(scope="module")
+def image_grid_table() -> pd.DataFrame:
+    return image_experiment("mnist", _arrays(), IMAGE, seed=5, device="cpu")
+
+
+def test_image_grid_has_one_row_per_member(image_grid_table):
+    grid = image_grid_table
+    # relu, galu: 2 widths x 2 seeds x 2 lrs; sigmoid x 2 gate scales; linear 2 seeds x 2 lrs
+    assert len(grid) == 8 + 8 + 16 + 4
+    assert sorted(grid["seed"].unique()) == [5, 6]
+    assert set(grid.loc[grid.model == "linear", "width"]) == {0}
+    assert grid.loc[grid.model != "galu_sigmoid", "gate_scale"].isna().all()
+    assert (grid["n_train"] == 360).all() and (grid["n_test"] == 100).all()
+    errors = grid[["train_error", "val_error", "test_error"]].to_numpy()
+    assert np.all((errors >= 0) & (errors <= 1))
+    # Linearly separable class patterns: the linear model solves them, and at the better
+    # learning rate every width-8 network is far below chance (0.9) after 60 steps.
+    assert grid.loc[grid.model == "linear", "test_error"].max() == 0.0
+    best = grid[grid.width == 8].groupby(["model", "seed"])["test_error"].min()
+    assert best.max() < 0.15
+
+
+def test_image_grid_is_reproducible(image_grid_table):
+    again = image_experiment("mnist", _arrays(), IMAGE, seed=5, device="cpu")
+    pd.testing.assert_frame_equal(again, image_grid_table)
+
+
+def test_image_accuracy_selects_per_model_and_width(image_grid_table):
+    table = image_accuracy(image_grid_table)
+    assert len(table) == 2 * (2 + 2 + 2) + 2  # (model, width, seed) rows, linear: 2 seeds
+    for _, row in table.iterrows():
+        same = image_grid_table[
+            (image_grid_table.model == row.model)
+            & (image_grid_table.width == row.width)
+            & (image_grid_table.lr == row.lr)
+        ]
+        assert row.val_error in same["val_error"].to_numpy()
+    assert (table["test_error_test_selected"].groupby(table.model).mean() <= 1).all()
+
+
+SYNTH = SyntheticSettings(
+    models=["relu", "galu", "galu_exact"], width=8, seeds=2, lr=1e-2, steps=200, batch_size=0
+)
+
+
+def test_clusters_table_covers_tasks_noise_and_exact_fit():
+    clusters = ClusterSettings(
+        tasks=["regression", "classification"],
+        sigma_ys=[0.0, 1.0],
+        n_train=40,
+        n_test=200,
+        n_centres=4,
+        dim=8,
+        spread=1.0,
+    )
+    table = clusters_table(clusters, SYNTH, seed=0)
+    counts = table.groupby(["task", "model"]).size().to_dict()
+    assert counts == {
+        ("classification", "galu"): 4,
+        ("classification", "relu"): 4,
+        ("regression", "galu"): 4,
+        ("regression", "galu_exact"): 4,
+        ("regression", "relu"): 4,
+    }
+    exact = table[table.model == "galu_exact"]
+    # 8 units x 9 inputs + bias = 73 features for 40 points in general position: the
+    # least-squares fit interpolates, whatever the noise.
+    np.testing.assert_allclose(exact["train_loss"], 0.0, atol=1e-20)
+    assert (exact["test_loss"] > 0.01).all()
+    # Label noise hurts every (task, model, seed) on held-out data; with sigma_y = 1 half
+    # the classification labels are coin flips, so the test error is near 1/2.
+    loss = table.set_index(["task", "model", "seed", "sigma_y"])["test_loss"].unstack()
+    assert (loss[1.0] > loss[0.0]).all()
+    noisy = table[(table.task == "classification") & (table.sigma_y == 1.0)]
+    assert noisy["test_error"].mean() > 0.4
+    assert (table["selection"] == "fixed").all()
+    np.testing.assert_array_equal(table["test_error_test_selected"], table["test_error"])
+
+
+def test_linear_and_parity_tables():
+    settings = SyntheticSettings(
+        models=["relu", "galu", "linear"], width=16, seeds=2, lr=1e-2, steps=200, batch_size=0
+    )
+    linear = linear_table(LinearSettings(n_trains=[10, 200], n_test=500, dim=5), settings, 1)
+    assert len(linear) == 2 * 3 * 2
+    by_n = linear.groupby("n_train")["test_error"].mean()
+    assert by_n[200] < by_n[10]
+    assert linear.loc[linear.model == "linear", "test_error"].max() < 0.2
+    parity_settings = ParitySettings(subset_sizes=[1, 5], n_train=300, n_test=300, dim=5)
+    parity = parity_table(parity_settings, settings, 1)
+    assert sorted(parity["subset_size"].unique()) == [1, 5]
+    # One bit is linearly learnable; the parity of all 5 bits is not for the linear model.
+    linear_model = parity[parity.model == "linear"].set_index(["subset_size", "seed"])
+    assert linear_model.loc[1, "test_error"].max() < 0.05
+    assert linear_model.loc[5, "test_error"].min() > 0.35
+
+
+CLUSTERS = {
+    "tasks": ["classification"],
+    "sigma_ys": [0.0],
+    "n_train": 30,
+    "n_test": 30,
+    "n_centres": 3,
+    "dim": 4,
+    "spread": 0.1,
+    "models": ["relu"],
+    "width": 4,
+    "seeds": 1,
+    "lr": 0.01,
+    "steps": 50,
+    "batch_size": 0,
+}
+
+
+def test_synthetic_experiment_dispatches_a_config_section():
+    table = synthetic_experiment("clusters", CLUSTERS, 3)
+    direct = clusters_table(
+        ClusterSettings(["classification"], [0.0], 30, 30, 3, 4, 0.1),
+        SyntheticSettings(["relu"], 4, 1, 0.01, 50, 0),
+        3,
+    )
+    pd.testing.assert_frame_equal(table, direct)
+    assert table["seed"].tolist() == [3]
+
+
+def test_accuracy_table_has_the_contract_columns_first(image_grid_table):
+    parity = parity_table(
+        ParitySettings(subset_sizes=[2], n_train=50, n_test=50, dim=4),
+        SyntheticSettings(["relu"], 4, 1, 1e-2, 5, 0),
+        0,
+    )
+    table = accuracy_table([parity, image_accuracy(image_grid_table)])
+    assert list(table.columns) == CONTRACT_COLUMNS + EXTRA_COLUMNS
+    assert list(table["dataset"].unique()) == ["mnist", "parity"]
+    assert table.loc[table.dataset == "mnist", "subset_size"].isna().all()
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        accuracy_table([parity.assign(dataset="cifar10")])
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: member_seeds(0, 0), "seeds must be an integer >= 1, got 0"),
+        (lambda: SyntheticSettings(["tanh"], 4, 1, 0.1, 5, 0), "models must be a non-empty list"),
+        (lambda: ClusterSettings(["regression"], [3.0]), r"sigma_ys must be a non-empty list"),
+        (lambda: LinearSettings([0]), "n_trains must be a non-empty list of ints >= 1"),
+        (lambda: ParitySettings([9], dim=5), r"subset_sizes must be ints in \[1, dim=5\]"),
+        (lambda: ImageSettings(["relu"], [4], 2, 1, [-1.0], [], 5, 8), "lrs must be"),
+        (
+            lambda: synthetic_experiment("clusters", {**CLUSTERS, "models": ["linear"]}, 0),
+            r"models of clusters must be a non-empty list from \('relu', 'galu', 'galu_exact'\)",
+        ),
+        (lambda: synthetic_experiment("xor", CLUSTERS, 0), "synthetic dataset must be one of"),
+        (lambda: synthetic_experiment("clusters", {"tasks": []}, 0), "the clusters settings lack"),
+    ],
+)
+def test_bad_settings_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,256 @@
+"""Corruption: one flipped byte in a raw archive, a processed array, a result CSV or a sidecar.
+
+The audit names the damaged file and exits 1. The workflow never uses a raw archive or a
+processed array whose hash does not match: its pre-flight (workflow/rules/common.smk, main
+process only) sets the file aside as ``<name>.rejected`` and the file is rebuilt from a
+source that verifies; ``load_processed`` refuses such an array outright.
+
+MNIST comes from the site's mirror (config/local.yaml), copied into a mirror folder this
+module owns, so the bytes of the shared mirror are never at risk (flips also always write a
+new file, never through a hard link).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from galu.audit import audit_tree
+from galu.config import load_yaml
+from galu.data import DATASETS, DataError, load_processed
+from galu.data.mirrors import local_candidates, local_folder
+from galu.integrity import preflight
+from galu.provenance import seal_problem, sealed_sidecar, sha256_file
+
+from conftest import REPO, copy_repo, run, tool
+
+NPZ = "data/processed/mnist.npz"
+RAW = "data/raw/mnist/train-labels-idx1-ubyte.gz"
+CSV = "results/normalization/coefficients.csv"
+TARGETS = [NPZ, CSV]
+
+
+def flip(path: Path, offset: int | None = None) -> None:
+    """Flip the lowest bit of one byte (the middle one by default), writing a new file."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 if offset is None else offset] ^= 0x01
+    tmp = path.with_name(path.name + ".flipping")
+    tmp.write_bytes(bytes(data))
+    os.replace(tmp, path)
+
+
+def _site_mnist() -> Path | None:
+    """The folder of a mirror that holds MNIST's four official files, if the site has one."""
+    site = REPO / "config/local.yaml"
+    mirrors = (load_yaml(site).get("data") or {}).get("mirrors", []) if site.is_file() else []
+    mirrors += os.environ.get("GALU_DATA_MIRRORS", "").split(":")
+    mirrors.append("/usr/share/datasets")
+    for mirror in filter(None, mirrors):
+        found = [
+            local_candidates(local_folder(mirror), DATASETS["mnist"], f.name)
+            for f in DATASETS["mnist"].files
+        ]
+        if all(found):
+            return found[0][0].parent
+    return None
+
+
+def smk(root: Path, *args: str, check: bool = True):
+    """Snakemake with this module's overlay (targets first: --configfile takes several files)."""
+    return run(
+        [tool("snakemake"), *args, "--cores", "1", "--configfile", "reliability.yaml"],
+        root,
+        check=check,
+    )
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repository with MNIST downloaded and prepared and one result CSV."""
+    source = _site_mnist()
+    if source is None:
+        pytest.skip("no mirror with MNIST's official files (set data.mirrors in local.yaml)")
+    base = tmp_path_factory.mktemp("corruption")
+    first, second = base / "mirror-a" / "mnist", base / "mirror-b" / "mnist"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    for spec in DATASETS["mnist"].files:
+        shutil.copyfile(source / spec.name, first / spec.name)
+    root = copy_repo(base / "repo")
+    overlay = {
+        "data": {
+            "mirrors": [str(first.parent), str(second.parent)],
+            "link": False,
+            "download": False,
+        }
+    }
+    (root / "reliability.yaml").write_text(yaml.safe_dump(overlay))
+    smk(root, *TARGETS)
+    assert audit_tree(root) == []
+    return root
+
+
+@pytest.fixture
+def work(made: Path, tmp_path: Path) -> Path:
+    """A private copy of the prepared repository (its Snakemake metadata included)."""
+    return Path(shutil.copytree(made, tmp_path / "repo", symlinks=True))
+
+
+def audit(root: Path) -> tuple[int, str]:
+    proc = run([tool("galu"), "audit"], root, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def stat(path: Path) -> tuple[int, str]:
+    return path.stat().st_mtime_ns, sha256_file(path)
+
+
+# -- the audit names each damaged file --------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "rel", [RAW, NPZ, CSV, f"{CSV}.meta.json"], ids=["raw", "npz", "csv", "sidecar"]
+)
+def test_audit_names_the_file_with_a_flipped_byte(work, rel):
+    assert audit(work)[0] == 0
+    flip(work / rel, offset=0 if rel.endswith(".json") else None)  # '{' -> 'z': unreadable
+    code, out = audit(work)
+    assert code == 1, out
+    problems = [line for line in out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 1, out
+    # A sidecar's problem is reported on its output's line, naming the sidecar file.
+    names = [CSV, Path(rel).name] if rel.endswith(".json") else [rel]
+    assert all(name in problems[0] for name in names), out
+
+
+def _sidecar_offsets(text: str) -> dict[str, int]:
+    """Byte offsets of one digit of the recorded output hash and of the finish time."""
+    record = json.loads(text)
+    return {
+        "recorded_hash": text.index(record["output"]["sha256"]) + 5,
+        "finish_time": text.index(record["finished"]) + 3,
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field", ["recorded_hash", "finish_time"])
+def test_audit_names_the_sidecar_whatever_byte_flipped(work, field):
+    side = work / f"{CSV}.meta.json"
+    flip(side, _sidecar_offsets(side.read_text())[field])
+    code, out = audit(work)
+    assert code == 1
+    assert f"{CSV}.meta.json" in out, out
+
+
+def test_every_bit_of_a_sealed_sidecar_is_checked(tmp_path):
+    record = {
+        "output": {"path": "results/x.csv", "sha256": "0123abcd" * 8},
+        "params": {"tolerance": 1e-10, "grid": [0.5, 1.5], "name": "tilted \u00e9"},
+        "finished": "2026-01-01T00:00:00.000+00:00",
+        "seeds": [0, 1],
+    }
+    data = sealed_sidecar(record)
+    assert seal_problem(data) is None and json.loads(data)["params"] == record["params"]
+    missed = []
+    for i in range(len(data)):
+        for bit in range(8):
+            damaged = bytearray(data)
+            damaged[i] ^= 1 << bit
+            if seal_problem(bytes(damaged)) is None:
+                missed.append((i, bit))
+    assert missed == []  # e.g. 1e-10 -> 1E-10 or a hex digit's case would slip past a JSON hash
+
+
+# -- the workflow refuses damaged data and rebuilds it ----------------------------------------
+
+
+@pytest.mark.slow
+def test_load_processed_refuses_an_array_that_does_not_match_its_sidecar(made, tmp_path):
+    folder = tmp_path / "data/processed"
+    folder.mkdir(parents=True)
+    for name in ("mnist.npz", "mnist.npz.meta.json"):
+        shutil.copyfile(made / "data/processed" / name, folder / name)
+    npz = folder / "mnist.npz"
+    assert load_processed(npz)["x_train"].shape == (60000, 28, 28)
+    flip(npz)
+    with pytest.raises(DataError) as error:
+        load_processed(npz)
+    message = str(error.value)
+    assert str(npz) in message and "does not match its provenance sidecar" in message
+    assert f"snakemake --cores 2 {npz}" in message
+
+
+@pytest.mark.slow
+def test_corrupt_processed_array_is_set_aside_and_rebuilt(work):
+    npz = work / NPZ
+    good = sha256_file(npz)
+    manifest = stat(work / "data/raw/mnist/sources.json")
+    flip(npz)
+    bad = npz.read_bytes()
+    dry = smk(work, "-n", NPZ)
+    assert f"galu: {NPZ}: does not match its provenance sidecar" in dry.stderr
+    assert npz.read_bytes() == bad and not Path(f"{npz}.rejected").exists()  # dry: untouched
+    assert not (work / "logs/integrity.log").exists()  # and nothing written
+    done = smk(work, NPZ)
+    note = f"galu: {NPZ}: does not match its provenance sidecar"
+    assert note in done.stderr and f"moved it to {NPZ}.rejected" in done.stderr
+    assert note in (work / "logs/integrity.log").read_text()
+    assert Path(f"{npz}.rejected").read_bytes() == bad  # kept for inspection, never used
+    assert sha256_file(npz) == good  # rebuilt from the verified raw archives
+    assert stat(work / "data/raw/mnist/sources.json") == manifest  # no download needed
+    assert audit(work)[0] == 0
+
+
+@pytest.mark.slow
+def test_a_flip_is_caught_even_with_the_old_mtime_put_back(work):
+    npz = work / NPZ
+    assert preflight(work, dry_run=True) == []  # passes, and is remembered as passed
+    assert preflight(work, dry_run=True) == []
+    before = npz.stat()
+    flip(npz)
+    os.utime(npz, ns=(before.st_atime_ns, before.st_mtime_ns))
+    found = preflight(work, dry_run=True)
+    assert [f.path for f in found] == [NPZ]
+    assert "a real run moves it to" in found[0].action
+
+
+@pytest.mark.slow
+def test_corrupt_raw_archive_is_restored_from_its_recorded_source(work):
+    raw, npz = work / RAW, work / NPZ
+    good, before = sha256_file(raw), stat(npz)
+    flip(raw)
+    done = smk(work, NPZ)
+    assert f"galu: {RAW}: does not match the published checksums" in done.stderr
+    assert f"moved it to {RAW}.rejected and restored it from" in done.stderr
+    assert sha256_file(raw) == good
+    assert sha256_file(Path(f"{raw}.rejected")) != good
+    assert stat(npz) == before  # the processed array was sound: not recomputed
+    assert "Nothing to be done" in smk(work, "-n", NPZ).stdout
+    assert audit(work)[0] == 0
+
+
+@pytest.mark.slow
+def test_corrupt_raw_archive_without_its_source_is_fetched_again(work):
+    raw, npz = work / RAW, work / NPZ
+    good, npz_sha = sha256_file(raw), sha256_file(npz)
+    mirrors = yaml.safe_load((work / "reliability.yaml").read_text())["data"]["mirrors"]
+    first, second = (Path(m) / "mnist" / raw.name for m in mirrors)
+    flip(raw)
+    os.replace(first, second)  # the recorded source is gone; another mirror has the file
+    try:
+        done = smk(work, NPZ)
+    finally:
+        os.replace(second, first)
+    assert f"moved it to {RAW}.rejected; set aside data/raw/mnist/sources.json" in done.stderr
+    assert f"{NPZ}.rejected; this run fetches the archive again" in done.stderr
+    assert sha256_file(raw) == good
+    sources = json.loads((work / "data/raw/mnist/sources.json").read_text())["files"]
+    assert {f["name"]: f["source"] for f in sources}[raw.name] == str(second)
+    assert sha256_file(npz) == npz_sha  # rebuilt, to the same bytes
+    assert audit(work)[0] == 0

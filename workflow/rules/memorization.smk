@@ -1,0 +1,183 @@
+# GaLU memorization and capacity (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 3;
+# issue 4): the under-parameterized loss law 1 - kd/m, and the minimal width that memorizes m
+# random examples (Gaussian label vectors: criterion mse; random signs: zero_error). One
+# training job per experiment, each fitting all its networks as padded ensembles; the two
+# searches land in runs/ and are stacked into min_width.csv. Plot rules only read tables.
+
+MEM = config["memorization"]
+MEM_RUN = "results/memorization/runs/min_width_{criterion}.csv"
+# Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
+# changing it never reruns a job.
+MEM_PARAMS = {
+    "underparam": {k: v for k, v in MEM["underparam"].items() if k != "runtime_min"},
+    **{
+        criterion: {k: v for k, v in section.items() if k != "runtime_min"}
+        for criterion, section in MEM["min_width"].items()
+    },
+}
+
+
+MEM_SEARCH = MEM["min_width"]
+# Memory requests: 1 GB plus four float64 copies (padded data, predictions) of every network
+# a job holds at once: (networks, examples m, numbers per example d + out_dim).
+MEM_HELD = {
+    "underparam": (
+        len(MEM["underparam"]["models"])
+        * len(MEM["underparam"]["ms"])
+        * len(MEM["underparam"]["ds"])
+        * len(MEM["underparam"]["ks"])
+        * MEM["underparam"]["seeds"],
+        max(MEM["underparam"]["ms"]),
+        max(MEM["underparam"]["ds"]) + 1,
+    ),
+    "mse": (
+        len(MEM_SEARCH["mse"]["models"])
+        * len(MEM_SEARCH["mse"]["out_dims"])
+        * MEM_SEARCH["mse"]["seeds"]
+        * MEM_SEARCH["mse"]["probes_per_round"]
+        * MEM_SEARCH["mse"]["probe_seeds"],
+        MEM_SEARCH["mse"]["m"],
+        MEM_SEARCH["mse"]["d"] + max(MEM_SEARCH["mse"]["out_dims"]),
+    ),
+    "zero_error": (
+        len(MEM_SEARCH["zero_error"]["models"])
+        * len(MEM_SEARCH["zero_error"]["ms"])
+        * len(MEM_SEARCH["zero_error"]["ds"])
+        * MEM_SEARCH["zero_error"]["seeds"]
+        * MEM_SEARCH["zero_error"]["probes_per_round"]
+        * MEM_SEARCH["zero_error"]["probe_seeds"],
+        max(MEM_SEARCH["zero_error"]["ms"]),
+        max(MEM_SEARCH["zero_error"]["ds"]) + 1,
+    ),
+}
+MEM_MB = {
+    name: int(1000 + 4 * networks * m * width * 8 / 1e6)
+    for name, (networks, m, width) in MEM_HELD.items()
+}
+MEM_COMMON = {
+    "dtype": MEM["dtype"],
+    "ensemble_overhead": MEM["ensemble_overhead"],
+    "seed": config["seed"],
+    "device": config["device"],
+}
+
+
+wildcard_constraints:
+    criterion="mse|zero_error",
+
+
+rule memorization_underparam:
+    output:
+        csv="results/memorization/underparam.csv",
+        meta=meta("results/memorization/underparam.csv"),
+    log:
+        "logs/memorization/underparam.log",
+    benchmark:
+        "logs/benchmarks/memorization/underparam.tsv"
+    conda:
+        ENV
+    # Small matrices: per-operation overhead dominates and extra threads only contend.
+    threads: 1
+    resources:
+        mem_mb=MEM_MB["underparam"],
+        runtime=MEM["underparam"]["runtime_min"],
+        gpu=1 if MEM["gpu"] else 0,
+    params:
+        settings=MEM_PARAMS["underparam"],
+        common=MEM_COMMON,
+    script:
+        "../../scripts/memorization_underparam.py"
+
+
+rule memorization_search:
+    output:
+        csv=MEM_RUN,
+        meta=meta(MEM_RUN),
+    log:
+        "logs/memorization/min_width_{criterion}.log",
+    benchmark:
+        "logs/benchmarks/memorization/min_width_{criterion}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=lambda wc: MEM_MB[wc.criterion],
+        runtime=lambda wc: MEM_SEARCH[wc.criterion]["runtime_min"],
+        gpu=1 if MEM["gpu"] else 0,
+    params:
+        settings=lambda wc: MEM_PARAMS[wc.criterion],
+        common=MEM_COMMON,
+    script:
+        "../../scripts/memorization_min_width.py"
+
+
+rule memorization_min_width:
+    input:
+        expand(MEM_RUN, criterion=["mse", "zero_error"]),
+    output:
+        csv="results/memorization/min_width.csv",
+        meta=meta("results/memorization/min_width.csv"),
+    log:
+        "logs/memorization/min_width.log",
+    benchmark:
+        "logs/benchmarks/memorization/min_width.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../../scripts/memorization_collect.py"
+
+
+# One plot rule per figure: name -> (input table, caption). Each reads only its own table.
+MEM_PLOTS = {
+    "underparam": "results/memorization/underparam.csv",
+    "min_width": MEM_RUN.format(criterion="mse"),
+    "zero_error": MEM_RUN.format(criterion="zero_error"),
+}
+
+for mem_name, mem_table in MEM_PLOTS.items():
+
+    rule:
+        name:
+            f"memorization_plot_{mem_name}"
+        input:
+            csv=mem_table,
+        output:
+            png=report(
+                f"figures/memorization/{mem_name}.png",
+                caption=f"../report/memorization_{mem_name}.rst",
+                category="GaLU memorization",
+                subcategory=mem_name.replace("_", " "),
+            ),
+            pdf=f"figures/memorization/{mem_name}.pdf",
+            png_meta=meta(f"figures/memorization/{mem_name}.png"),
+            pdf_meta=meta(f"figures/memorization/{mem_name}.pdf"),
+        log:
+            f"logs/memorization/plot_{mem_name}.log",
+        benchmark:
+            f"logs/benchmarks/memorization/plot_{mem_name}.tsv"
+        group:
+            "plots"
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=500,
+            runtime=5,
+        params:
+            figure=mem_name,
+            scale=SCALE,
+        script:
+            "../../scripts/memorization_plot.py"
+
+
+ALL_TARGETS.extend(
+    [
+        "results/memorization/underparam.csv",
+        "results/memorization/min_width.csv",
+        *(f"figures/memorization/{name}.png" for name in MEM_PLOTS),
+    ]
+)
