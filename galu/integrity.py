@@ -222,8 +222,6 @@ def check_consistency(config: Mapping[str, Any], environ: Mapping[str, str] | No
         )
 
 
-# -- sealed sidecars --------------------------------------------------------------------------
-
 # -- data files that lost integrity ------------------------------------------------------------
 
 
