@@ -119,7 +119,7 @@ def check_output(root: Path, path: Path) -> Iterator[str]:
     side = Path(f"{path}{SIDECAR_SUFFIX}")
     sealed = seal_problem(side.read_bytes())
     if sealed:
-        yield f"sidecar {side.name} {sealed}"
+        yield f"sidecar {side.relative_to(root).as_posix()} {sealed}"
     actual = sha256_file(path)
     recorded = record["output"]["sha256"]
     if actual != recorded:

@@ -56,7 +56,7 @@ def test_edited_sidecar_is_named_by_its_seal(tmp_path, monkeypatch):
     side.write_text(side.read_text().replace('"rule": "r"', '"rule": "q"'))
     [finding] = audit_tree(".")
     assert finding.path == "results/x.csv"
-    assert finding.problem.startswith("sidecar x.csv.meta.json changed after it was written")
+    assert finding.problem.startswith("sidecar results/x.csv.meta.json changed after it was")
 
 
 def test_corrupt_sidecar_is_reported(tmp_path, monkeypatch):

@@ -33,11 +33,11 @@ def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(quic
     after the documented `snakemake --touch`, nothing is planned. The run is restored."""
     snakemake, dvc = tool("snakemake"), tool("dvc")
     made = digests(quick_run)
-    stamps = {p: (quick_run / p).stat().st_mtime_ns for p in made}
     repro = run([dvc, "repro"], quick_run)
     said = repro.stdout + repro.stderr
     assert said.count("Nothing to be done") == len(load_yaml(REPO / "dvc.yaml")["stages"]), said
-    assert {p: (quick_run / p).stat().st_mtime_ns for p in made} == stamps  # untouched
+    # Same bytes, sidecars included: a recomputed output would carry new start/finish times.
+    # (mtimes are not compared: DVC re-links file outputs from its cache when it commits them.)
     assert digests(quick_run) == made
 
     run([dvc, "remote", "add", "--local", "-d", "store", str(tmp_path / "remote")], quick_run)

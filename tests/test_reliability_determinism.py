@@ -32,7 +32,8 @@ RESEEDED = [  # the seeded stages that need no dataset, and unseeded ones beside
     "results/normalization/coefficients.csv",
     "results/generalization/accuracy.csv",
 ]
-VARYING = ("started", "finished", "git")  # the only sidecar fields allowed to differ
+# The only sidecar fields allowed to differ (the seal hashes the sidecar's bytes, times too).
+VARYING = ("started", "finished", "git", "sidecar_sha256")
 SEED_COLUMNS = ["seed", "seeds", "data_seed"]
 
 

@@ -137,12 +137,14 @@ def test_kill_9_in_each_stage_then_the_documented_rerun(tmp_path):
         assert snapshot(root) == state  # ... and touches nothing
         smk(root, "--unlock")
         assert not lock_files(root)
+    # A kill that lands inside an atomic write leaves a hidden temporary (timing decides).
+    leftovers = [p for p in _all_files(root) if p.name.endswith(".tmp")]
     done = smk(root, *FINAL, *DOCUMENTED)
     assert "Complete log" in done.stdout + done.stderr
     assert audit_tree(root) == []
     # The half-written temporaries of the killed jobs were deleted before the rerun started.
     assert [p for p in _all_files(root) if p.name.endswith(".tmp")] == []
-    assert "left by a job killed while writing; deleted it" in done.stderr
+    assert ("left by a job killed while writing; deleted it" in done.stderr) == bool(leftovers)
     after = snapshot(root)
     changed = [p for p, stamp in finished.items() if after.get(p) != stamp]
     assert changed == [], f"finished outputs recomputed or lost: {changed}"

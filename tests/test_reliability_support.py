@@ -98,8 +98,13 @@ def smk_command(*args: str) -> list[str]:
     return [tool("snakemake"), *args, "--configfile", OVERLAY]
 
 
+# The overlay names its own mirrors; a site's GALU_DATA_MIRRORS is searched first and would
+# change where the tests' files come from.
+NO_ENV_MIRRORS = {"GALU_DATA_MIRRORS": ""}
+
+
 def smk(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return run(smk_command(*args), root, check=check)
+    return run(smk_command(*args), root, check=check, env=NO_ENV_MIRRORS)
 
 
 def start(root: Path, *args: str, log: Path) -> subprocess.Popen:
@@ -111,7 +116,7 @@ def start(root: Path, *args: str, log: Path) -> subprocess.Popen:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "DVC_NO_ANALYTICS": "1"},
+            env={**os.environ, "DVC_NO_ANALYTICS": "1", **NO_ENV_MIRRORS},
         )
 
 
