@@ -75,6 +75,38 @@ def _readme(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_config(root: Path) -> dict:
+    """config/config.yaml with config/local.yaml merged over it, as the Snakefile does."""
+    from galu.config import load_yaml
+
+    config = load_yaml(root / "config/config.yaml")
+    local = root / "config/local.yaml"
+    for key, value in (load_yaml(local) or {}).items() if local.is_file() else ():
+        both = isinstance(value, dict) and isinstance(config.get(key), dict)
+        config[key] = {**config[key], **value} if both else value
+    return config
+
+
+def _data(args: argparse.Namespace) -> int:
+    from galu.data import DataError, DataSettings, fetch, prepare
+
+    root = Path(args.root)
+    settings = DataSettings.from_config(_site_config(root)["data"])
+    try:
+        for name in args.datasets:
+            report = fetch(name, root / "data/raw", settings)
+            print(f"{name}: {len(report.files)} raw file(s) verified in data/raw/{name}/")
+            if args.action == "prepare":
+                done = prepare(
+                    name, root / "data/raw", root / "data/processed", settings.substitutes
+                )
+                print(f"{name}: wrote {done.path}")
+    except (DataError, ValueError) as error:
+        print(f"galu data: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="galu", description=__doc__)
     parser.add_argument("--version", action="version", version=f"galu {__version__}")
@@ -98,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also fail when outputs were made on another commit or from a modified tree",
     )
     audit.set_defaults(func=_audit)
+    data = sub.add_parser("data", help="fetch (and prepare) datasets outside the workflow")
+    data.add_argument(
+        "action", choices=("fetch", "prepare"), help="fetch raw files, or also convert"
+    )
+    data.add_argument("datasets", nargs="+", help="mnist, fashion_mnist, cifar10")
+    data.add_argument("--root", default=".", help="repository root (default: .)")
+    data.set_defaults(func=_data)
     readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")

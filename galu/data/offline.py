@@ -52,13 +52,16 @@ def _fixes(missing: Sequence[MissingFile]) -> list[str]:
         "  1. Point a mirror at a folder (or https URL) holding the files, directly or in a",
         "     sub-folder named after the dataset (e.g. mnist/, fashion-mnist/, cifar-10/):",
         f"       export {ENV_VAR}=/shared/datasets   (':'-separated, searched first)",
-        "     or add it to data.mirrors in config/config.yaml.",
+        "     or add it to data.mirrors in config/local.yaml (this machine's settings).",
         f"  2. Copy the files into {', '.join(folders)} and run again.",
         "  3. Fetch on a machine with internet (`galu data fetch <dataset>`), then copy",
         "     data/raw over or share it with `dvc push` / `dvc pull`.",
         "  4. Only if your site has nothing but a re-packed or reconstructed copy: opt in",
         "     under data.substitutes with dataset, file, path and that copy's sha256;",
         "     everything made from it is then marked as a substitute.",
+        "  5. Leave the dataset out: drop it from generalization.datasets; everything else",
+        "     runs, and the claims that need it become not_run (CIFAR-10 is also needed by",
+        "     the normalization stage's trainability experiments).",
     ]
 
 
