@@ -34,6 +34,8 @@ if workflow.is_main_process:
     )
 
 SCALE = config["scale"]
+# The configuration of this run, handed to the report built on success (report.smk).
+REPORT_CONFIG = Path(".snakemake/galu/report_config.yaml")
 ENV = "../../environment.yml"
 
 
