@@ -78,6 +78,20 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+def is_substitute(path: str | os.PathLike[str]) -> bool:
+    """Whether a file's provenance sidecar marks it as made from a non-official dataset copy.
+
+    Results made from a substitute (e.g. the CIFAR-10 reconstruction) must say so; a
+    file without a sidecar counts as official.
+    """
+    side = sidecar_path(path)
+    return (
+        bool(json.loads(side.read_text()).get("data_substitute", False))
+        if side.is_file()
+        else False
+    )
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -3,8 +3,7 @@
 import pandas as pd
 
 from galu.generalization import accuracy_table
-from galu.normalization.deep_mlp import is_substitute
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
 inputs = list(snakemake.input)

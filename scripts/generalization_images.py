@@ -8,8 +8,7 @@ import torch
 from galu.data import load_processed
 from galu.device import describe, resolve_device
 from galu.generalization import ImageSettings, image_accuracy, image_experiment
-from galu.normalization.deep_mlp import is_substitute
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

@@ -3,9 +3,8 @@
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from galu.normalization.deep_mlp import is_substitute
 from galu.plotting import scaled_title, use_style
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
 run = Run.from_snakemake(snakemake, extra={"data_substitute": is_substitute(snakemake.input.csv)})

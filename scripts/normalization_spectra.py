@@ -2,9 +2,8 @@
 
 import pandas as pd
 
-from galu.normalization.deep_mlp import is_substitute
 from galu.normalization.trainability import JACOBIAN_COLUMNS, SPECTRA_COLUMNS
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
 inputs = [*snakemake.input.spectra, *snakemake.input.jacobian]

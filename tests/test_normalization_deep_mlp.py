@@ -15,7 +15,6 @@ from galu.normalization.deep_mlp import (
     choose_lr,
     chosen_lrs,
     default_gain,
-    is_substitute,
     load_arrays,
     lr_sweep,
     prepare_data,
@@ -24,6 +23,7 @@ from galu.normalization.deep_mlp import (
 )
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
+from galu.provenance import is_substitute
 
 ACTIVATIONS = ["relu", "tilted_relu", "abs", "tanh", "relu_bn"]
 

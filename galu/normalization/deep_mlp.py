@@ -24,7 +24,6 @@ there and slices minibatches from device tensors (no per-batch host copies).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -43,7 +42,7 @@ from galu.normalization.modules import (
     reference_activation,
 )
 from galu.normalization.quadrature import gaussian_expectation
-from galu.provenance import sidecar_path
+from galu.provenance import is_substitute
 
 BATCH_NORM_SUFFIX = "_bn"
 GAINS: dict[str, float] = {
@@ -169,20 +168,6 @@ def standardize_images(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray,
     std = train_f.std(axis=(0, 1, 2), dtype=np.float64)
     scale = lambda x: ((x.astype(np.float32) - mean) / std).astype(np.float32)
     return scale(train).reshape(len(train), -1), scale(test).reshape(len(test), -1)
-
-
-def is_substitute(path: str | os.PathLike[str]) -> bool:
-    """Whether a file's provenance sidecar marks it as made from a non-official dataset copy.
-
-    Results made from a substitute (e.g. the CIFAR-10 reconstruction) must say so; a
-    file without a sidecar counts as official.
-    """
-    side = sidecar_path(path)
-    return (
-        bool(json.loads(side.read_text()).get("data_substitute", False))
-        if side.is_file()
-        else False
-    )
 
 
 def load_arrays(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], bool]:
