@@ -24,6 +24,7 @@ or whose rows are absent is ``not_run`` with the reason: never a silent pass.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ class Claim:
     x: str | None = None
     pivot: tuple[tuple[str, ...], str, str] | None = None
     justification: str = ""
+    finding: str = ""
     scales: tuple[str, ...] = field(default=("quick", "paper"))
 
     def __post_init__(self) -> None:
@@ -127,6 +129,7 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
                 x=entry.get("x"),
                 pivot=_pivot(entry.get("pivot"), entry["id"]),
                 justification=" ".join(str(entry.get("justification", "")).split()),
+                finding=" ".join(str(entry.get("finding", "")).split()),
                 scales=scales,
             )
         )
@@ -189,6 +192,7 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "verdict": "not_run",
             "compare": claim.compare,
             "reason": "",
+            "finding": "",
             "figure": claim.figure,
             "source": claim.source,
             "scale": scale,
@@ -208,6 +212,8 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
                 row["measured"] = value
                 row["verdict"] = verdict(claim, value)
                 row["reason"] = claim.justification
+                if row["verdict"] == "fail":
+                    row["finding"] = claim.finding
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -226,6 +232,11 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
+def expected_text(compare: str, expected: float) -> str:
+    """The expected value with its comparison: ``0.52``, ``≤ 0.02`` or ``≥ 30``."""
+    return {"within": "", "at_most": "≤ ", "at_least": "≥ "}[compare] + _number(expected)
+
+
 def markdown_table(table: pd.DataFrame) -> str:
     """The readable claims table (``results/claims.md`` and the README section)."""
     scale = table["scale"].iloc[0] if len(table) else "?"
@@ -238,18 +249,80 @@ def markdown_table(table: pd.DataFrame) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
-        bound = {"within": "", "at_most": "≤ ", "at_least": "≥ "}[r.compare]
         cells = [
             f"`{r.claim_id}`",
             r.paper,
             _cell(r.statement),
-            bound + _number(r.expected),
+            expected_text(r.compare, r.expected),
             _number(r.measured, noise=1e-8),
             _number(r.tolerance),
             f"**{r.verdict}**",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    failed = table[table["verdict"] == "fail"]
+    if len(failed):
+        lines += ["", "What we believe explains each failure:", ""]
+        lines += [f"- `{r.claim_id}`: {_finding(r.finding)}" for r in failed.itertuples()]
+    skipped = table[table["verdict"] == "not_run"]
+    if len(skipped):
+        lines += ["", "Not run, and why:", ""]
+        lines += [f"- `{r.claim_id}`: {r.reason}." for r in skipped.itertuples()]
     return "\n".join(lines) + "\n"
+
+
+def _finding(text: Any) -> str:
+    """A failed claim's ``finding`` (NaN once read back from CSV when there is none)."""
+    return text if isinstance(text, str) and text else "not investigated yet."
+
+
+CAPTIONS_DIR = "results/captions"
+
+
+def caption_path(figure: str) -> str:
+    """Where the claims rule writes the report caption of ``figure``:
+    ``figures/scm/k3m2.png`` -> ``results/captions/scm/k3m2.rst``."""
+    relative = Path(figure).relative_to("figures").with_suffix(".rst")
+    return f"{CAPTIONS_DIR}/{relative.as_posix()}"
+
+
+def rst_escape(text: str) -> str:
+    """``text`` as literal reStructuredText: ``|x|``, ``*``, ``_`` and backquotes lose
+    their markup meaning (``|x|`` would otherwise be an undefined substitution)."""
+    return re.sub(r"([\\`*_|])", r"\\\1", str(text))
+
+
+def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
+    """The report-caption paragraph stating the verdict of every claim ``figure`` shows.
+
+    ``table`` is :func:`evaluate`'s output. The text is wrapped in Jinja ``raw`` tags
+    because Snakemake renders captions as Jinja templates.
+    """
+    rows = table[table["figure"] == figure]
+    if not len(rows):
+        body = "No claim of ``workflow/claims.yaml`` is checked on this figure."
+    else:
+        scale = rows["scale"].iloc[0]
+        items = []
+        for r in rows.itertuples():
+            if r.verdict == "not_run":
+                evidence = f"not measured: {rst_escape(r.reason)}"
+            else:
+                why = str(r.reason).rstrip(".")
+                evidence = (
+                    f"Expected {expected_text(r.compare, r.expected)}, measured"
+                    f" {_number(r.measured, noise=1e-8)} (tolerance {_number(r.tolerance)}"
+                    f"{': ' + rst_escape(why) if why else ''})."
+                )
+            if r.verdict == "fail":
+                evidence += f" *What we believe explains it:* {rst_escape(_finding(r.finding))}"
+            items.append(
+                f"- **{r.verdict}** ``{r.claim_id}``: {rst_escape(r.statement)} {evidence}"
+            )
+        body = (
+            f"**Claims this figure tests, checked at the {scale} scale** "
+            "(all claims: ``results/claims.csv``):\n\n" + "\n".join(items)
+        )
+    return f"\n{{% raw %}}\n\n{body}\n\n{{% endraw %}}\n"
 
 
 README_START = "<!-- claims:start (generated by the workflow from results/claims.md) -->"

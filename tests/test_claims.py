@@ -2,12 +2,16 @@
 
 import math
 
+import jinja2
 import pandas as pd
 import pytest
+from docutils.core import publish_parts
 
 from galu.claims import (
     README_END,
     README_START,
+    caption_path,
+    caption_verdicts,
     evaluate,
     markdown_table,
     parse_claims,
@@ -115,6 +119,28 @@ def test_markdown_escapes_pipes_and_counts_verdicts(tree):
     text = markdown_table(table)
     assert "1 pass, 0 fail, 0 not_run" in text
     assert "\\|x\\| is fine" in text
+    assert "explains each failure" not in text and "Not run" not in text
+    skipped = markdown_table(evaluate([claim(source="results/none.csv")], tree, "quick"))
+    assert skipped.endswith(
+        "Not run, and why:\n\n- `c`: results/none.csv was not produced (stage disabled or its"
+        " data missing).\n"
+    )
+
+
+def test_a_failed_claims_finding_is_shown_only_when_it_fails(tree):
+    claims = [
+        claim(id="ok", expected=0.4, tolerance=0.1, finding="never shown"),
+        claim(id="bad", expected=5, finding="why."),
+    ]
+    table = evaluate(claims, tree, "quick")
+    assert list(table["finding"]) == ["", "why."]
+    text = markdown_table(table)
+    assert text.endswith("What we believe explains each failure:\n\n- `bad`: why.\n")
+    assert "never shown" not in text
+    caption = caption_verdicts(table, "figures/x.png")
+    assert (
+        "Expected 5, measured 0.425 (tolerance 0). *What we believe explains it:* why." in caption
+    )
 
 
 def test_readme_section_is_replaced_between_markers():
@@ -130,3 +156,56 @@ def test_declared_claims_parse_and_name_existing_paths():
     assert len(claims) == len(entries) >= 2
     for c in claims:
         assert c.source.startswith("results/") and c.figure.startswith("figures/")
+
+
+def render_caption(text):
+    """A caption as Snakemake's report renders it: Jinja, then reStructuredText to HTML."""
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    return publish_parts(env.from_string(text).render(), writer="html")["body"]
+
+
+def test_caption_states_each_claim_of_its_figure_with_verdict_and_numbers(tree):
+    claims = [
+        claim(id="a", statement="|x| - sqrt(2/pi) *trains*", expected=0.4, tolerance=0.1),
+        claim(id="b", statement="R_1 ends", expected=0.1, compare="at_least", justification="j."),
+        claim(id="c", source="results/none.csv"),
+        claim(id="d", figure="figures/other.png"),
+    ]
+    table = evaluate(claims, tree, "quick")
+    text = caption_verdicts(table, "figures/x.png")
+    assert text == (
+        "\n{% raw %}\n\n"
+        "**Claims this figure tests, checked at the quick scale** "
+        "(all claims: ``results/claims.csv``):\n\n"
+        "- **pass** ``a``: \\|x\\| - sqrt(2/pi) \\*trains\\* "
+        "Expected 0.4, measured 0.425 (tolerance 0.1).\n"
+        "- **pass** ``b``: R\\_1 ends Expected ≥ 0.1, measured 0.425 (tolerance 0: j).\n"
+        "- **not_run** ``c``: s not measured: results/none.csv was not produced (stage disabled"
+        " or its data missing)"
+        "\n\n{% endraw %}\n"
+    )
+    html = render_caption(text)
+    assert "system-message" not in html  # no markup error: |x| is text, not a substitution
+    assert (
+        '<strong>pass</strong> <tt class="docutils literal">a</tt>: |x| - sqrt(2/pi) *trains*'
+        in html
+    )
+    assert "No claim of" in caption_verdicts(table, "figures/none.png")
+
+
+def test_every_declared_statement_renders_in_a_caption(tree):
+    entries = load_yaml(REPO / "workflow/claims.yaml")
+    # Every statement and justification as written, on a table where each claim passes.
+    claims = [
+        claim(id=e["id"], statement=e["statement"], justification=e.get("justification", ""))
+        for e in entries
+    ]
+    html = render_caption(
+        "{{ 1 + 1 }} ok" + caption_verdicts(evaluate(claims, tree, "quick"), "figures/x.png")
+    )
+    assert "system-message" not in html and html.startswith("<p>2 ok</p>")
+    assert html.count("<li>") == len(entries)
+
+
+def test_caption_path_mirrors_the_figure_path():
+    assert caption_path("figures/scm/k3m2.png") == "results/captions/scm/k3m2.rst"

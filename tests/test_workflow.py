@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import zipfile
 
 import pandas as pd
 import pytest
+
+from galu.claims import caption_path
 
 from conftest import REPO, run, tool
 
@@ -68,6 +71,20 @@ def test_report_is_built_by_the_run_with_figures_and_captions(quick_run):
             archive.read(n).decode(errors="ignore") for n in names if n.endswith((".html", ".js"))
         )
     assert "half-range Gauss-Hermite" in html  # the caption made it into the report
+    # ... followed by the verdict of each claim the figure shows (here: the activations).
+    claims = pd.read_csv(quick_run / "results/claims.csv").set_index("claim_id")
+    verdict = claims.loc["norm_relu_moments", "verdict"]
+    assert re.search(
+        rf'<strong>{verdict}</strong> <tt class=\\?"docutils literal\\?">norm_relu_moments', html
+    )
+
+
+def test_every_claim_is_stated_in_its_figures_caption(quick_run):
+    claims = pd.read_csv(quick_run / "results/claims.csv")
+    for c in claims.itertuples():
+        caption = (quick_run / caption_path(c.figure)).read_text()
+        assert f"- **{c.verdict}** ``{c.claim_id}``:" in caption, c.claim_id
+        assert (quick_run / f"{caption_path(c.figure)}.meta.json").is_file()
 
 
 def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(quick_run, tmp_path):

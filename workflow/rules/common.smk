@@ -4,6 +4,7 @@ from pathlib import Path
 
 import yaml
 
+from galu.claims import caption_path
 from galu.config import ConfigError, validate_files
 from galu.integrity import announce, check_consistency, preflight
 from galu.provenance import sidecar_path
@@ -53,3 +54,17 @@ def claim_sources(wildcards):
 def meta(path):
     """The provenance sidecar of an output (written by galu.provenance.Run)."""
     return str(sidecar_path(path))
+
+
+# Figures in the report: figure path -> its caption template under workflow/report/. For each
+# figure, `claims` in report.smk writes the full caption to results/captions/ (the template
+# followed by the verdicts of the claims the figure shows).
+FIGURE_TEMPLATES = {}
+
+
+def figure_caption(figure, template):
+    """The ``caption`` of report(figure): the one with verdicts once `claims` has written
+    it (the report is built after a full run), else the bare template."""
+    FIGURE_TEMPLATES[figure] = f"workflow/report/{template}"
+    generated = Path(caption_path(figure))
+    return str(generated.resolve()) if generated.is_file() else f"../report/{template}"

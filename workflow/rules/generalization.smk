@@ -131,7 +131,10 @@ for gen_name in GEN["datasets"]:
         output:
             png=report(
                 GEN_FIGURE.format(name=gen_name),
-                caption=f"../report/generalization_{gen_caption}.rst",
+                caption=figure_caption(
+                    GEN_FIGURE.format(name=gen_name),
+                    f"generalization_{gen_caption}.rst",
+                ),
                 category="GaLU generalization",
                 subcategory=gen_subcategory,
             ),

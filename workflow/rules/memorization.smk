@@ -148,7 +148,10 @@ for mem_name, mem_table in MEM_PLOTS.items():
         output:
             png=report(
                 f"figures/memorization/{mem_name}.png",
-                caption=f"../report/memorization_{mem_name}.rst",
+                caption=figure_caption(
+                    f"figures/memorization/{mem_name}.png",
+                    f"memorization_{mem_name}.rst",
+                ),
                 category="GaLU memorization",
                 subcategory=mem_name.replace("_", " "),
             ),

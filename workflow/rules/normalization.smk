@@ -31,7 +31,9 @@ rule normalization_plot_coefficients:
     output:
         png=report(
             "figures/normalization/activations.png",
-            caption="../report/coefficients.rst",
+            caption=figure_caption(
+                "figures/normalization/activations.png", "coefficients.rst"
+            ),
             category="Static normalization",
             subcategory="Coefficients",
         ),

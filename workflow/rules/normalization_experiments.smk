@@ -198,7 +198,9 @@ rule normalization_plot_isometry:
     output:
         png=report(
             "figures/normalization/isometry.png",
-            caption="../report/normalization_isometry.rst",
+            caption=figure_caption(
+                "figures/normalization/isometry.png", "normalization_isometry.rst"
+            ),
             category="Static normalization",
             subcategory="Static isometry",
         ),
@@ -230,7 +232,10 @@ rule normalization_plot_training:
     output:
         png=report(
             "figures/normalization/training_curves.png",
-            caption="../report/normalization_training.rst",
+            caption=figure_caption(
+                "figures/normalization/training_curves.png",
+                "normalization_training.rst",
+            ),
             category="Static normalization",
             subcategory="Trainability",
         ),
@@ -262,7 +267,9 @@ rule normalization_plot_max_depth:
     output:
         png=report(
             "figures/normalization/max_depth.png",
-            caption="../report/normalization_max_depth.rst",
+            caption=figure_caption(
+                "figures/normalization/max_depth.png", "normalization_max_depth.rst"
+            ),
             category="Static normalization",
             subcategory="Trainability",
         ),
@@ -294,7 +301,10 @@ rule normalization_plot_layer_spectra:
     output:
         png=report(
             "figures/normalization/layer_spectra.png",
-            caption="../report/normalization_layer_spectra.rst",
+            caption=figure_caption(
+                "figures/normalization/layer_spectra.png",
+                "normalization_layer_spectra.rst",
+            ),
             category="Static normalization",
             subcategory="Spectra",
         ),
@@ -325,7 +335,10 @@ rule normalization_plot_jacobian:
     output:
         png=report(
             "figures/normalization/jacobian_spectra.png",
-            caption="../report/normalization_jacobian.rst",
+            caption=figure_caption(
+                "figures/normalization/jacobian_spectra.png",
+                "normalization_jacobian.rst",
+            ),
             category="Static normalization",
             subcategory="Spectra",
         ),

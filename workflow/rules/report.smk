@@ -3,10 +3,15 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+# The figures this run makes, each with its caption template (see figure_caption).
+REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if f in ALL_TARGETS}
+
+
 rule claims:
     input:
         claims="workflow/claims.yaml",
         sources=claim_sources,
+        templates=sorted(set(REPORT_FIGURES.values())),
     output:
         csv=report(
             "results/claims.csv",
@@ -16,6 +21,8 @@ rule claims:
         meta=meta("results/claims.csv"),
         md="results/claims.md",
         md_meta=meta("results/claims.md"),
+        captions=[caption_path(f) for f in REPORT_FIGURES],
+        caption_metas=[meta(caption_path(f)) for f in REPORT_FIGURES],
     log:
         "logs/report/claims.log",
     benchmark:
@@ -28,6 +35,8 @@ rule claims:
         runtime=5,
     params:
         scale=SCALE,
+        # figure -> caption template, in the order of output.captions
+        figures=REPORT_FIGURES,
     script:
         "../../scripts/report_claims.py"
 

@@ -145,7 +145,9 @@ for scm_name, scm_shown in SCM_FIGURES.items():
         output:
             png=report(
                 SCM_FIGURE.format(name=scm_name),
-                caption=f"../report/scm_{scm_name}.rst",
+                caption=figure_caption(
+                    SCM_FIGURE.format(name=scm_name), f"scm_{scm_name}.rst"
+                ),
                 category="ReLU SCM dynamics",
                 subcategory=SCM_SUBCATEGORY[scm_name],
             ),
