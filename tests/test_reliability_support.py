@@ -51,6 +51,7 @@ TINY: dict[str, Any] = {
             "lr_sweep": {"lrs": [0.01], "depth": 2, "epochs": 1},
         },
         "spectra": {"activations": ["relu"], "jacobian_samples": 4},
+        "correlations": {"activations": ["relu"], "depth": 3, "width": 10, "samples": 8},
     },
     "scm": {
         "ode": {"points": 12},

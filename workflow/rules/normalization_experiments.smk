@@ -6,6 +6,7 @@
 NORM_ISO = config["normalization"]["isometry"]
 NORM_TRAIN = config["normalization"]["trainability"]
 NORM_SPECTRA = config["normalization"]["spectra"]
+NORM_CORR = config["normalization"]["correlations"]
 NORM_CIFAR = "data/processed/cifar10.npz"
 # One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
 NORM_RUN = "results/normalization/runs/{norm_activation}_depth{norm_depth}"
@@ -363,8 +364,71 @@ rule normalization_plot_jacobian:
         "../../scripts/normalization_plot_jacobian.py"
 
 
+# Networks at initialization only (no training): how each layer changes the correlation
+# between two images' representations, the diagnostic of the depth experiments.
+rule normalization_correlations:
+    input:
+        npz=NORM_CIFAR,
+    output:
+        csv="results/normalization/correlations.csv",
+        meta=meta("results/normalization/correlations.csv"),
+    log:
+        "logs/normalization/correlations.log",
+    benchmark:
+        "logs/benchmarks/normalization/correlations.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    params:
+        settings=NORM_CORR,
+        # The same subset and standardization as the training runs.
+        n_train=NORM_TRAIN["n_train"],
+        seed=config["seed"],
+    script:
+        "../../scripts/normalization_correlations.py"
+
+
+rule normalization_plot_correlations:
+    input:
+        csv="results/normalization/correlations.csv",
+    output:
+        png=report(
+            "figures/normalization/correlations.png",
+            caption=figure_caption(
+                "figures/normalization/correlations.png",
+                "normalization_correlations.rst",
+            ),
+            category="Static normalization",
+            subcategory="Trainability",
+        ),
+        pdf="figures/normalization/correlations.pdf",
+        png_meta=meta("figures/normalization/correlations.png"),
+        pdf_meta=meta("figures/normalization/correlations.pdf"),
+    log:
+        "logs/normalization/plot_correlations.log",
+    benchmark:
+        "logs/benchmarks/normalization/plot_correlations.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_plot_correlations.py"
+
+
 ALL_TARGETS.extend(
     [
+        "results/normalization/correlations.csv",
+        "figures/normalization/correlations.png",
         "results/normalization/isometry.csv",
         "results/normalization/trainability.csv",
         "results/normalization/max_depth.csv",
