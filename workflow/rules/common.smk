@@ -62,9 +62,13 @@ def meta(path):
 FIGURE_TEMPLATES = {}
 
 
-def figure_caption(figure, template):
-    """The ``caption`` of report(figure): the one with verdicts once `claims` has written
-    it (the report is built after a full run), else the bare template."""
+def report_figure(figure, template, **report_args):
+    """``report(figure, ...)`` with its caption: the one with verdicts once `claims` has
+    written it (the report is built after a full run), else the bare template
+    ``workflow/report/<template>``. ``report_args``: category, subcategory, ..."""
     FIGURE_TEMPLATES[figure] = f"workflow/report/{template}"
     generated = Path(caption_path(figure))
-    return str(generated.resolve()) if generated.is_file() else f"../report/{template}"
+    caption = (
+        str(generated.resolve()) if generated.is_file() else f"../report/{template}"
+    )
+    return report(figure, caption=caption, **report_args)

@@ -129,12 +129,9 @@ for gen_name in GEN["datasets"]:
         input:
             csv=GEN_RUN.format(name=gen_name),
         output:
-            png=report(
+            png=report_figure(
                 GEN_FIGURE.format(name=gen_name),
-                caption=figure_caption(
-                    GEN_FIGURE.format(name=gen_name),
-                    f"generalization_{gen_caption}.rst",
-                ),
+                f"generalization_{gen_caption}.rst",
                 category="GaLU generalization",
                 subcategory=gen_subcategory,
             ),

@@ -146,12 +146,9 @@ for mem_name, mem_table in MEM_PLOTS.items():
         input:
             csv=mem_table,
         output:
-            png=report(
+            png=report_figure(
                 f"figures/memorization/{mem_name}.png",
-                caption=figure_caption(
-                    f"figures/memorization/{mem_name}.png",
-                    f"memorization_{mem_name}.rst",
-                ),
+                f"memorization_{mem_name}.rst",
                 category="GaLU memorization",
                 subcategory=mem_name.replace("_", " "),
             ),

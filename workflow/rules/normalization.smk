@@ -29,11 +29,9 @@ rule normalization_plot_coefficients:
     input:
         csv="results/normalization/coefficients.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/activations.png",
-            caption=figure_caption(
-                "figures/normalization/activations.png", "coefficients.rst"
-            ),
+            "coefficients.rst",
             category="Static normalization",
             subcategory="Coefficients",
         ),

@@ -197,11 +197,9 @@ rule normalization_plot_isometry:
         csv="results/normalization/isometry.csv",
         eigenvalues="results/normalization/isometry_eigenvalues.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/isometry.png",
-            caption=figure_caption(
-                "figures/normalization/isometry.png", "normalization_isometry.rst"
-            ),
+            "normalization_isometry.rst",
             category="Static normalization",
             subcategory="Static isometry",
         ),
@@ -231,12 +229,9 @@ rule normalization_plot_training:
     input:
         csv="results/normalization/trainability.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/training_curves.png",
-            caption=figure_caption(
-                "figures/normalization/training_curves.png",
-                "normalization_training.rst",
-            ),
+            "normalization_training.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),
@@ -266,11 +261,9 @@ rule normalization_plot_max_depth:
         max_depth="results/normalization/max_depth.csv",
         runs="results/normalization/trainability_runs.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/max_depth.png",
-            caption=figure_caption(
-                "figures/normalization/max_depth.png", "normalization_max_depth.rst"
-            ),
+            "normalization_max_depth.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),
@@ -300,12 +293,9 @@ rule normalization_plot_layer_spectra:
     input:
         csv="results/normalization/spectra.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/layer_spectra.png",
-            caption=figure_caption(
-                "figures/normalization/layer_spectra.png",
-                "normalization_layer_spectra.rst",
-            ),
+            "normalization_layer_spectra.rst",
             category="Static normalization",
             subcategory="Spectra",
         ),
@@ -334,12 +324,9 @@ rule normalization_plot_jacobian:
     input:
         csv="results/normalization/jacobian.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/jacobian_spectra.png",
-            caption=figure_caption(
-                "figures/normalization/jacobian_spectra.png",
-                "normalization_jacobian.rst",
-            ),
+            "normalization_jacobian.rst",
             category="Static normalization",
             subcategory="Spectra",
         ),
@@ -395,12 +382,9 @@ rule normalization_plot_correlations:
     input:
         csv="results/normalization/correlations.csv",
     output:
-        png=report(
+        png=report_figure(
             "figures/normalization/correlations.png",
-            caption=figure_caption(
-                "figures/normalization/correlations.png",
-                "normalization_correlations.rst",
-            ),
+            "normalization_correlations.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),

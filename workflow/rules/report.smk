@@ -3,7 +3,7 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
-# The figures this run makes, each with its caption template (see figure_caption).
+# The figures this run makes, each with its caption template (see report_figure in common.smk).
 REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if f in ALL_TARGETS}
 
 

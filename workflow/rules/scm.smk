@@ -143,11 +143,9 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             runs=expand(SCM_RUN, setting=scm_shown, source=["ode", "sim"]),
             stability="results/scm/stability.csv",
         output:
-            png=report(
+            png=report_figure(
                 SCM_FIGURE.format(name=scm_name),
-                caption=figure_caption(
-                    SCM_FIGURE.format(name=scm_name), f"scm_{scm_name}.rst"
-                ),
+                f"scm_{scm_name}.rst",
                 category="ReLU SCM dynamics",
                 subcategory=SCM_SUBCATEGORY[scm_name],
             ),
