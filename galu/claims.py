@@ -270,9 +270,9 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _finding(text: Any) -> str:
-    """A failed claim's ``finding`` (NaN once read back from CSV when there is none)."""
-    return text if isinstance(text, str) and text else "not investigated yet."
+def _finding(text: str) -> str:
+    """A failed claim's ``finding``, or that there is none yet."""
+    return text or "not investigated yet."
 
 
 CAPTIONS_DIR = "results/captions"
