@@ -3,20 +3,16 @@
 import logging
 
 import pandas as pd
-import torch
 
 from galu.normalization.correlation import layer_correlations, random_baseline
-from galu.normalization.deep_mlp import build_mlp, load_arrays, prepare_data
-from galu.provenance import Run, log_to_file
+from galu.normalization.deep_mlp import build_mlp, start_cifar_job
+from galu.provenance import log_to_file
 
 log_to_file(snakemake.log[0])
-torch.set_num_threads(snakemake.threads)
 settings, seed = snakemake.params.settings, snakemake.params.seed
-arrays, substitute = load_arrays(snakemake.input.npz)
-run = Run.from_snakemake(snakemake, extra={"data_substitute": substitute})
 # Same training subset (hence standardization) as the training runs; the probe images are
-# a seeded subset of the test split.
-data = prepare_data(arrays, snakemake.params.n_train, settings["samples"], seed)
+# a seeded subset of the test split. CPU: build_mlp's networks are made there.
+run, data = start_cifar_job(snakemake, snakemake.params.n_train, settings["samples"], seed)
 frames = []
 for activation in settings["activations"]:
     model = build_mlp(activation, settings["depth"], settings["width"], seed)
@@ -32,6 +28,14 @@ for activation in settings["activations"]:
             random_baseline=random_baseline(settings["width"]),
         )
     )
-columns = ["activation", "width", "depth", "seed", "layer", "mean_abs_cos", "samples"]
-result = pd.concat(frames, ignore_index=True)[[*columns, "random_baseline"]]
-run.write_csv(result, snakemake.output.csv, seeds=[seed])
+columns = [
+    "activation",
+    "width",
+    "depth",
+    "seed",
+    "layer",
+    "mean_abs_cos",
+    "samples",
+    "random_baseline",
+]
+run.write_csv(pd.concat(frames, ignore_index=True)[columns], snakemake.output.csv, seeds=[seed])

@@ -3,19 +3,15 @@
 import logging
 
 import pandas as pd
-import torch
 
-from galu.device import describe, resolve_device
-from galu.normalization.deep_mlp import load_arrays, lr_sweep, prepare_data
-from galu.provenance import Run, log_to_file
+from galu.normalization.deep_mlp import lr_sweep, start_cifar_job
+from galu.provenance import log_to_file
 
 log_to_file(snakemake.log[0])
-torch.set_num_threads(snakemake.threads)
 params = snakemake.params
-device = resolve_device(params.device)
-arrays, substitute = load_arrays(snakemake.input.npz)
-run = Run.from_snakemake(snakemake, device=describe(device), extra={"data_substitute": substitute})
-data = prepare_data(arrays, params.data["n_train"], params.data["n_test"], params.seed, device)
+run, data = start_cifar_job(
+    snakemake, params.data["n_train"], params.data["n_test"], params.seed, params.device
+)
 activation = snakemake.wildcards.norm_activation
 tables = []
 for width in params.widths:

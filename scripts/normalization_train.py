@@ -3,22 +3,16 @@
 import logging
 
 import pandas as pd
-import torch
 
-from galu.device import describe, resolve_device
-from galu.normalization.deep_mlp import chosen_lrs, load_arrays, prepare_data
+from galu.normalization.deep_mlp import chosen_lrs, start_cifar_job
 from galu.normalization.trainability import train_depth
-from galu.provenance import Run, log_to_file
+from galu.provenance import log_to_file
 
 log_to_file(snakemake.log[0])
-torch.set_num_threads(snakemake.threads)
 params = snakemake.params
-device = resolve_device(params.device)
-arrays, substitute = load_arrays(snakemake.input.npz)
-run = Run.from_snakemake(snakemake, device=describe(device), extra={"data_substitute": substitute})
 data_settings = params.data
-data = prepare_data(
-    arrays, data_settings["n_train"], data_settings["n_test"], params.data_seed, device
+run, data = start_cifar_job(
+    snakemake, data_settings["n_train"], data_settings["n_test"], params.data_seed, params.device
 )
 lrs = chosen_lrs(pd.read_csv(snakemake.input.sweep))
 logging.info("learning rate per width from the sweep: %s", lrs)

@@ -2,6 +2,7 @@
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from galu.normalization.deep_mlp import (
     lr_sweep,
     prepare_data,
     standardize_images,
+    start_cifar_job,
     train,
 )
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
@@ -196,3 +198,25 @@ def test_substitute_flag_comes_from_the_sidecar(tmp_path):
     assert not substitute and np.array_equal(loaded["x_train"], arrays["x_train"])
     (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": True}))
     assert is_substitute(path) and load_arrays(path)[1]
+
+
+def test_start_cifar_job_opens_the_run_and_prepares_the_data(tmp_path):
+    arrays = _cifar_like(20, 10, 6)
+    path = tmp_path / "cifar10.npz"
+    np.savez(path, **arrays)
+    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": True}))
+
+    class Inputs(list):  # a Snakemake Namedlist: iterable paths with named entries
+        npz = str(path)
+
+    smk = SimpleNamespace(
+        rule="r", log=[], threads=2, wildcards={}, params={"seed": 3}, input=Inputs([str(path)])
+    )
+    run, data = start_cifar_job(smk, 8, 4, seed=3)
+    assert torch.get_num_threads() == 2
+    assert run.rule == "r" and run.device == "cpu" and run.extra == {"data_substitute": True}
+    assert run.inputs == [str(path)]
+    expected = prepare_data(arrays, 8, 4, seed=3)
+    assert torch.equal(data.x_train, expected.x_train) and torch.equal(data.y_test, expected.y_test)
+    with pytest.raises(ValueError, match="device must be one of"):
+        start_cifar_job(smk, 8, 4, seed=3, device="tpu")

@@ -28,6 +28,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,13 +37,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from galu.data import load_processed
+from galu.device import describe, resolve_device
 from galu.normalization.modules import (
     known_names,
     make_activation,
     reference_activation,
 )
 from galu.normalization.quadrature import gaussian_expectation
-from galu.provenance import is_substitute
+from galu.provenance import Run, is_substitute
 
 BATCH_NORM_SUFFIX = "_bn"
 GAINS: dict[str, float] = {
@@ -207,6 +209,23 @@ def prepare_data(
         as_tensor(x_test, torch.float32),
         as_tensor(arrays["y_test"][picks["test"]], torch.int64),
     )
+
+
+def start_cifar_job(
+    smk: Any, n_train: int | None, n_test: int | None, seed: int, device: str = "cpu"
+) -> tuple[Run, TensorData]:
+    """What every CIFAR-10 job script does first, ``smk`` being its ``snakemake`` object.
+
+    Uses the rule's threads, resolves ``device`` (auto, cpu or cuda), loads ``input.npz``,
+    opens the job's :class:`~galu.provenance.Run` (recording the device and whether the
+    data are a substitute), then subsamples and standardizes the images onto the device
+    (:func:`prepare_data`).
+    """
+    torch.set_num_threads(smk.threads)
+    resolved = resolve_device(device)
+    arrays, substitute = load_arrays(smk.input.npz)
+    run = Run.from_snakemake(smk, device=describe(resolved), extra={"data_substitute": substitute})
+    return run, prepare_data(arrays, n_train, n_test, seed, resolved)
 
 
 @dataclass(frozen=True)
