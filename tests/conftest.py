@@ -69,6 +69,18 @@ def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.Compl
 
 
 @pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test: small matrices on shared CPUs, where extra OpenMP
+    threads only spin against other jobs; the previous count is restored."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     return copy_repo(tmp_path / "repo")
 

@@ -27,16 +27,9 @@ from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.provenance import is_substitute
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
+
 ACTIVATIONS = ["relu", "tilted_relu", "abs", "tanh", "relu_bn"]
-
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    # Small matrices on shared CPUs: extra OpenMP threads only spin against other jobs.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _cifar_like(n_train: int, n_test: int, seed: int) -> dict[str, np.ndarray]:

@@ -12,16 +12,9 @@ from galu.normalization.spectra import (
     weight_spectra,
 )
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
+
 X = torch.randn(6, 3072, generator=torch.Generator().manual_seed(12345))
-
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    # Small matrices on shared CPUs: extra OpenMP threads only spin against other jobs.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("activation", ["tilted_relu", "abs"])

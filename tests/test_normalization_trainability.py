@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from galu.normalization.deep_mlp import prepare_data
 from galu.normalization.trainability import (
@@ -86,15 +85,6 @@ def test_outcomes_and_max_trainable_depth():
     assert depth.loc["tilted_relu", "max_trainable_depth"] == 60  # 1 of 2 seeds = half
     assert depth.loc["tanh", "max_trainable_depth"] == 0
     assert depth.loc["relu", "depths_trained"] == "10 30"
-
-
-@pytest.fixture
-def one_torch_thread():
-    # Small matrices on shared CPUs: extra OpenMP threads only spin against other jobs.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_train_depth_runs_every_width_and_seed_with_its_lr(one_torch_thread):
