@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from galu.landing import LANDING_PAGE
+
 # galu: one command reproduces three papers on how ReLU networks learn.
 #
 #   snakemake --cores 2                              the quick scale (config/config.yaml)
@@ -21,6 +23,11 @@ if Path("config/local.yaml").exists():
 
 
 include: "workflow/rules/common.smk"
+
+
+# The report opens on the verdict (written by the claims rule); before a first full run, on
+# a description of the workflow.
+report: LANDING_PAGE if Path(LANDING_PAGE).is_file() else "workflow/report/workflow.rst"
 
 
 ALL_TARGETS = []

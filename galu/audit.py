@@ -176,3 +176,19 @@ def commits(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) ->
         key = f"{git.get('commit') or 'unknown'}{'+dirty' if git.get('dirty') else ''}"
         groups.setdefault(key, []).append(path.relative_to(root).as_posix())
     return groups
+
+
+def substitutes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
+    """Outputs whose sidecars say they descend from substitute data (``data_substitute``)."""
+    root = Path(root)
+    found = []
+    for path in _outputs(root, folders):
+        if not _is_output(path):
+            continue
+        try:
+            record = read_sidecar(path)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("data_substitute") is True:
+            found.append(path.relative_to(root).as_posix())
+    return sorted(found)

@@ -15,10 +15,17 @@ is declarative:
   smallest value of column ``x`` at which the expression is true);
 - ``compare``: ``within`` (``|measured - expected| <= tolerance``),
   ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
-  (``measured >= expected - tolerance``).
+  (``measured >= expected - tolerance``);
+- ``precision``: optionally, the step the measured value is shown to (default: see
+  :mod:`galu.precision`), so that tables show only digits that reproduce across machines;
+- ``finding``: what we believe explains a failure. Numbers it quotes come from the run:
+  ``{name}`` is replaced by the quantity ``finding_values[name]`` (``source``, ``where``,
+  ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs.
 
 A claim whose CSV was not produced (its stage disabled, its data missing)
-or whose rows are absent is ``not_run`` with the reason: never a silent pass.
+or whose rows are absent is ``not_run`` with the reason: never a silent pass. A claim
+measured on a CSV whose provenance says ``data_substitute`` (e.g. made from the CIFAR-10
+reconstruction) says so in every table and caption.
 """
 
 from __future__ import annotations
@@ -33,10 +40,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from galu.precision import differing_lines, display_step, format_measured
+from galu.provenance import is_substitute
+
 COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
 PAPERS = ("galu", "scm", "normalization")
 REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number a finding quotes, measured on this run's CSVs like a claim (``measure``)."""
+
+    source: str
+    expression: str
+    reduce: str
+    precision: float
+    where: str | None = None
+    x: str | None = None
+    pivot: tuple[tuple[str, ...], str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +82,8 @@ class Claim:
     justification: str = ""
     finding: str = ""
     scales: tuple[str, ...] = field(default=("quick", "paper"))
+    precision: float | None = None
+    finding_values: tuple[tuple[str, Quantity], ...] = ()
 
     def __post_init__(self) -> None:
         bad = {
@@ -104,6 +129,33 @@ def _pivot(value: Any, claim_id: str) -> tuple[tuple[str, ...], str, str] | None
         raise ValueError(f"claim {claim_id!r}: pivot needs index, columns and values") from None
 
 
+def _quantities(value: Any, claim_id: str) -> tuple[tuple[str, Quantity], ...]:
+    """``finding_values`` of a claim: name -> Quantity."""
+    quantities = []
+    for name, spec in (value or {}).items():
+        try:
+            quantities.append(
+                (
+                    str(name),
+                    Quantity(
+                        source=spec["source"],
+                        expression=spec["expression"],
+                        reduce=spec["reduce"],
+                        precision=float(spec["precision"]),
+                        where=spec.get("where"),
+                        x=spec.get("x"),
+                        pivot=_pivot(spec.get("pivot"), claim_id),
+                    ),
+                )
+            )
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"claim {claim_id!r}: finding value {name!r} needs source, expression, reduce"
+                " and precision"
+            ) from None
+    return tuple(quantities)
+
+
 def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim]:
     """Claims from the YAML list, with tolerances resolved for ``scale``; ids must be unique."""
     claims: list[Claim] = []
@@ -131,8 +183,18 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
                 justification=" ".join(str(entry.get("justification", "")).split()),
                 finding=" ".join(str(entry.get("finding", "")).split()),
                 scales=scales,
+                precision=float(entry["precision"]) if "precision" in entry else None,
+                finding_values=_quantities(entry.get("finding_values"), entry["id"]),
             )
         )
+    for c in claims:
+        named = set(re.findall(r"\{(\w+)\}", c.finding))
+        declared = {name for name, _ in c.finding_values}
+        if named != declared:
+            raise ValueError(
+                f"claim {c.claim_id!r}: the finding's placeholders {sorted(named)} and its"
+                f" finding_values {sorted(declared)} differ"
+            )
     ids = [c.claim_id for c in claims]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -140,8 +202,8 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
     return claims
 
 
-def measure(claim: Claim, table: pd.DataFrame) -> float | None:
-    """The claim's measured value on ``table``; None when no rows match."""
+def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
+    """The claim's (or quantity's) measured value on ``table``; None when no rows match."""
     rows = table.query(claim.where) if claim.where else table
     if rows.empty:
         return None
@@ -176,6 +238,24 @@ def verdict(claim: Claim, measured: float) -> str:
     return "pass" if ok else "fail"
 
 
+def _finding_from_run(claim: Claim, root: Path, tables: dict[str, pd.DataFrame]) -> str:
+    """The claim's finding with each ``{name}`` replaced by that quantity on this run's CSVs
+    (``?`` with the reason when its CSV or rows are missing)."""
+    values = {}
+    for name, quantity in claim.finding_values:
+        path = root / quantity.source
+        if not path.is_file():
+            values[name] = f"? ({quantity.source} was not produced)"
+            continue
+        if quantity.source not in tables:
+            tables[quantity.source] = pd.read_csv(path)
+        value = measure(quantity, tables[quantity.source])
+        values[name] = (
+            "? (no rows)" if value is None else format_measured(value, quantity.precision)
+        )
+    return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], claim.finding)
+
+
 def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFrame:
     """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons."""
     root = Path(root)
@@ -196,6 +276,8 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "figure": claim.figure,
             "source": claim.source,
             "scale": scale,
+            "data_substitute": False,
+            "precision": claim.precision or math.nan,
         }
         path = root / claim.source
         if scale not in claim.scales:
@@ -205,27 +287,41 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
         else:
             if claim.source not in tables:
                 tables[claim.source] = pd.read_csv(path)
+            row["data_substitute"] = is_substitute(path)
             value = measure(claim, tables[claim.source])
             if value is None:
                 row["reason"] = f"no rows of {claim.source} match {claim.where!r}"
             else:
                 row["measured"] = value
+                row["precision"] = display_step(
+                    claim.expected, claim.tolerance, value, claim.precision
+                )
                 row["verdict"] = verdict(claim, value)
                 row["reason"] = claim.justification
                 if row["verdict"] == "fail":
-                    row["finding"] = claim.finding
+                    row["finding"] = _finding_from_run(claim, root, tables)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _number(value: float, noise: float = 0.0) -> str:
-    """Three significant digits; a measurement below ``noise`` (rounding level) is shown as
-    such, not as digits that would change from one machine to the next."""
+def _number(value: float) -> str:
+    """A stated number (expected value, tolerance): three significant digits."""
     if isinstance(value, float) and math.isnan(value):
         return "–"
-    if value != 0 and abs(value) < noise:
-        return f"< {noise:g}"
     return f"{value:.3g}"
+
+
+def measured_text(row: Any) -> str:
+    """A row of :func:`evaluate` 's measured value at its precision (``–`` when not run)."""
+    if math.isnan(row.measured):
+        return "–"
+    return format_measured(row.measured, row.precision)
+
+
+def verdict_text(row: Any) -> str:
+    """``**pass**``, with ``(substitute data)`` when the claim's inputs descend from a
+    substitute dataset."""
+    return f"**{row.verdict}**" + (" (substitute data)" if row.data_substitute else "")
 
 
 def _cell(text: str) -> str:
@@ -242,8 +338,14 @@ def markdown_table(table: pd.DataFrame) -> str:
     scale = table["scale"].iloc[0] if len(table) else "?"
     counts = table["verdict"].value_counts()
     summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
-    lines = [
-        f"Claims checked at the **{scale}** scale: {summary}.",
+    lines = [f"Claims checked at the **{scale}** scale: {summary}."]
+    substitutes = int(table["data_substitute"].sum())
+    if substitutes:
+        lines.append(
+            f"{substitutes} of them are measured on substitute data (a non-official copy of a"
+            " dataset, accepted by an explicit opt-in; its provenance says `data_substitute`)."
+        )
+    lines += [
         "",
         "| claim | paper | statement | expected | measured | tolerance | verdict |",
         "|---|---|---|---|---|---|---|",
@@ -254,9 +356,9 @@ def markdown_table(table: pd.DataFrame) -> str:
             r.paper,
             _cell(r.statement),
             expected_text(r.compare, r.expected),
-            _number(r.measured, noise=1e-8),
+            measured_text(r),
             _number(r.tolerance),
-            f"**{r.verdict}**",
+            verdict_text(r),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     failed = table[table["verdict"] == "fail"]
@@ -310,13 +412,15 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
                 why = str(r.reason).rstrip(".")
                 evidence = (
                     f"Expected {expected_text(r.compare, r.expected)}, measured"
-                    f" {_number(r.measured, noise=1e-8)} (tolerance {_number(r.tolerance)}"
+                    f" {measured_text(r)} (tolerance {_number(r.tolerance)}"
                     f"{': ' + rst_escape(why) if why else ''})."
                 )
             if r.verdict == "fail":
                 evidence += f" *What we believe explains it:* {rst_escape(_finding(r.finding))}"
+            substitute = " (measured on substitute data)" if r.data_substitute else ""
             items.append(
-                f"- **{r.verdict}** ``{r.claim_id}``: {rst_escape(r.statement)} {evidence}"
+                f"- **{r.verdict}** ``{r.claim_id}``{substitute}: {rst_escape(r.statement)}"
+                f" {evidence}"
             )
         body = (
             f"**Claims this figure tests, checked at the {scale} scale** "
@@ -336,3 +440,26 @@ def readme_with_section(readme: str, section: str) -> str:
     head, rest = readme.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
     return f"{head}{README_START}\n{section}{README_END}{tail}"
+
+
+def readme_section(readme: str) -> str:
+    """The text between the claims markers of ``readme``."""
+    readme_with_section(readme, "")  # raises when the markers are missing
+    return readme.split(README_START, 1)[1].split(README_END, 1)[0].removeprefix("\n")
+
+
+def readme_differences(readme: str, section: str) -> list[tuple[str, str]]:
+    """The lines of README's claims section that disagree with ``section`` (the generated
+    ``results/claims.md``) beyond the precision shown: words must match, numbers within one
+    unit of their last digit (:func:`galu.precision.lines_agree`)."""
+    return differing_lines(readme_section(readme), section)
+
+
+def describe_differences(pairs: list[tuple[str, str]], limit: int = 10) -> str:
+    """The differing lines, README's then the run's, for a terminal."""
+    lines = []
+    for old, new in pairs[:limit]:
+        lines += [f"  README: {old or '(no line)'}", f"  run:    {new or '(no line)'}"]
+    if len(pairs) > limit:
+        lines.append(f"  ... and {len(pairs) - limit} more")
+    return "\n".join(lines)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from galu import __version__
-from galu.audit import DEFAULT_FOLDERS, audit_tree, commits, count_outputs
-from galu.claims import readme_with_section
+from galu.audit import DEFAULT_FOLDERS, audit_tree, commits, count_outputs, substitutes
+from galu.claims import describe_differences, readme_differences, readme_with_section
 from galu.lineage import explain
 from galu.provenance import atomic_write_bytes, git_state
 
@@ -50,6 +50,13 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"NOTE the checkout is at commit {head}")
     problems = len(findings) + (len(notes) if args.strict else 0)
     checked = count_outputs(args.root, args.folders)
+    flagged = substitutes(args.root, args.folders)
+    if flagged:
+        print(
+            f"NOTE {len(flagged)} output(s) descend from substitute data (data_substitute in"
+            f" their sidecars; e.g. {flagged[0]}): a non-official dataset copy, see README,"
+            " Datasets."
+        )
     if problems:
         print(
             f"galu audit: {problems} problem(s) in {checked} output(s) under "
@@ -63,14 +70,23 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _readme(args: argparse.Namespace) -> int:
     readme = Path(args.readme).read_text()
-    updated = readme_with_section(readme, Path(args.claims).read_text())
-    if updated == readme:
-        print(f"{args.readme} is current with {args.claims}.")
+    section = Path(args.claims).read_text()
+    differences = readme_differences(readme, section)
+    if not differences:
+        exact = readme_with_section(readme, section) == readme
+        print(
+            f"{args.readme} is current with {args.claims}"
+            + ("." if exact else " at the precision shown (numbers within one unit of their"
+               " last digit).")
+        )  # fmt: skip
         return 0
     if not args.update:
-        print(f"{args.readme} differs from {args.claims}; run `galu readme --update`.")
+        print(
+            f"{args.readme} differs from {args.claims} in {len(differences)} line(s):\n"
+            f"{describe_differences(differences)}\nRun `galu readme --update` to take the run's."
+        )
         return 1
-    atomic_write_bytes(args.readme, updated.encode())
+    atomic_write_bytes(args.readme, readme_with_section(readme, section).encode())
     print(f"updated the claims section of {args.readme} from {args.claims}.")
     return 0
 

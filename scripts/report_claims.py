@@ -1,20 +1,41 @@
-"""Check every claim on this run's CSVs -> results/claims.csv, results/claims.md, and each
-figure's report caption (its template plus the verdicts of the claims it shows)."""
+"""Check every claim on this run's CSVs -> results/claims.csv, results/claims.md, the report's
+landing page (results/captions/index.rst, and as HTML results/claims.html), and each figure's
+report caption (the verdicts of the claims it shows, then its template)."""
 
 from pathlib import Path
 
 from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
 from galu.config import load_yaml
-from galu.provenance import Run, atomic_write_bytes
+from galu.landing import landing_html, landing_page
+from galu.provenance import Run, atomic_write_bytes, git_state, versions
 
-run = Run.from_snakemake(snakemake)
 claims = parse_claims(load_yaml(snakemake.input.claims), snakemake.params.scale)
 table = evaluate(claims, ".", snakemake.params.scale)
+substitute = sorted(set(table.loc[table["data_substitute"], "source"]))
+run = Run.from_snakemake(snakemake, extra={"data_substitute": bool(substitute)})
 run.write_csv(table, snakemake.output.csv)
-atomic_write_bytes(snakemake.output.md, markdown_table(table).encode())
-run.stamp(snakemake.output.md)
+
+
+def write_text(path, text):
+    atomic_write_bytes(path, text.encode())
+    run.stamp(path)
+
+
+write_text(snakemake.output.md, markdown_table(table))
 figures = snakemake.params.figures
+provenance = {
+    "git": git_state(),
+    "versions": versions(),
+    "scale": snakemake.params.scale,
+    "data": (
+        "substitute data behind " + ", ".join(substitute)
+        if substitute
+        else "official or generated data only (no substitute dataset)"
+    ),
+}
+landing = landing_page(table, figures, provenance)
+write_text(snakemake.output.landing, landing)
+write_text(snakemake.output.html, landing_html(landing))
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
-    text = Path(template).read_text() + caption_verdicts(table, figure)
-    atomic_write_bytes(caption, text.encode())
-    run.stamp(caption)
+    # The verdict first: a reader sees it without scrolling past the parameters.
+    write_text(caption, caption_verdicts(table, figure) + "\n" + Path(template).read_text())

@@ -115,3 +115,15 @@ def test_outputs_from_another_commit_are_reported(tmp_path, monkeypatch, capsys)
     )
     assert main(["audit", "--strict"]) == 1
     assert f"PROBLEM 1 output(s) made on commit {'0' * 40}" in capsys.readouterr().out
+
+
+def test_summary_names_outputs_made_from_substitute_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a")
+    Run("r", inputs=["in.txt"]).write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    flagged = Run("r", inputs=["in.txt"], extra={"data_substitute": True})
+    flagged.write_csv(pd.DataFrame({"x": [2]}), "results/s/y.csv")
+    assert main(["audit"]) == 0  # a substitute is declared, not a problem
+    out = capsys.readouterr().out
+    assert "NOTE 1 output(s) descend from substitute data" in out
+    assert "e.g. results/s/y.csv" in out and "2 output(s) consistent" in out

@@ -138,9 +138,7 @@ def test_a_failed_claims_finding_is_shown_only_when_it_fails(tree):
     assert text.endswith("What we believe explains each failure:\n\n- `bad`: why.\n")
     assert "never shown" not in text
     caption = caption_verdicts(table, "figures/x.png")
-    assert (
-        "Expected 5, measured 0.425 (tolerance 0). *What we believe explains it:* why." in caption
-    )
+    assert "Expected 5, measured 0.4 (tolerance 0). *What we believe explains it:* why." in caption
 
 
 def test_readme_section_is_replaced_between_markers():
@@ -178,8 +176,8 @@ def test_caption_states_each_claim_of_its_figure_with_verdict_and_numbers(tree):
         "**Claims this figure tests, checked at the quick scale** "
         "(all claims: ``results/claims.csv``):\n\n"
         "- **pass** ``a``: \\|x\\| - sqrt(2/pi) \\*trains\\* "
-        "Expected 0.4, measured 0.425 (tolerance 0.1).\n"
-        "- **pass** ``b``: R\\_1 ends Expected ≥ 0.1, measured 0.425 (tolerance 0: j).\n"
+        "Expected 0.4, measured 0.42 (tolerance 0.1).\n"
+        "- **pass** ``b``: R\\_1 ends Expected ≥ 0.1, measured 0.42 (tolerance 0: j).\n"
         "- **not_run** ``c``: s not measured: results/none.csv was not produced (stage disabled"
         " or its data missing)"
         "\n\n{% endraw %}\n"
@@ -209,3 +207,39 @@ def test_every_declared_statement_renders_in_a_caption(tree):
 
 def test_caption_path_mirrors_the_figure_path():
     assert caption_path("figures/scm/k3m2.png") == "results/captions/scm/k3m2.rst"
+
+
+def test_measured_values_are_shown_at_the_claims_precision_and_findings_quote_the_run(tree):
+    # Expected 5: step 0.1, so 0.425 shows as 0.4; a finding's {name} is measured on the run.
+    failing = claim(
+        id="bad",
+        expected=5,
+        finding="the last y is {last} and the a-rows' mean {mean_a}.",
+        finding_values={
+            "last": {"source": "results/t.csv", "expression": "y", "reduce": "last_x",
+                     "x": "x", "precision": 0.01},
+            "mean_a": {"source": "results/t.csv", "where": "m == 'a'", "expression": "y",
+                       "reduce": "mean", "precision": 0.1},
+        },
+    )  # fmt: skip
+    table = evaluate([failing, claim(id="own", precision=0.001)], tree, "quick")
+    assert list(table["precision"]) == [0.1, 0.001]
+    text = markdown_table(table)
+    assert "| 5 | 0.4 | 0 | **fail** |" in text
+    assert "| 0 | 0.425 | 0 | **fail** |" in text  # its own precision
+    assert "- `bad`: the last y is 0.10 and the a-rows' mean 0.7.\n" in text
+    with pytest.raises(ValueError, match=r"placeholders \['x'\] and its finding_values \[\]"):
+        claim(finding="{x}")
+
+
+def test_claims_on_substitute_data_say_so(tree):
+    (tree / "results/t.csv.meta.json").write_text('{"data_substitute": true}')
+    (tree / "results/u.csv").write_bytes((tree / "results/t.csv").read_bytes())
+    table = evaluate([claim(id="sub"), claim(id="own", source="results/u.csv")], tree, "quick")
+    assert list(table["data_substitute"]) == [True, False]
+    text = markdown_table(table)
+    assert "1 of them are measured on substitute data" in text
+    assert "| **fail** (substitute data) |" in text and text.count("substitute data") == 2
+    caption = caption_verdicts(table, "figures/x.png")
+    assert "- **fail** ``sub`` (measured on substitute data): s" in caption
+    assert "``own`` (measured" not in caption

@@ -190,15 +190,22 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
     repo = copy_repo(tmp_path / "repo")
     since = datetime.now() - timedelta(minutes=1)
     log = tmp_path / "interrupted.log"
-    cmd = [tool("snakemake"), "--configfile", str(tiny_config), *SLURM, "--", *TARGETS]
+    # The plot job is submitted on hold (sbatch --hold): it stays PENDING until the interrupt
+    # cancels it, so the run cannot finish first however fast or slow this machine is.
+    # (One --set-resources list: a second flag would replace the first's gpu=1.)
+    assert SLURM[-2] == "--set-resources"
+    hold = [*SLURM, "normalization_plot_coefficients:slurm_extra='--hold'"]
+    cmd = [tool("snakemake"), "--configfile", str(tiny_config), *hold, "--", *TARGETS]
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, cwd=repo, stdout=sink, stderr=subprocess.STDOUT)
-        # Midway: the coefficients job has finished and the plot job is on the cluster.
+        # Midway: the coefficients job has finished and the plot job is held on the cluster.
         deadline = time.monotonic() + 120
-        while not re.search(r"submitted with SLURM jobid \d+ .*_plot_coefficients/",
-                            log.read_text()):  # fmt: skip
+        pattern = r"submitted with SLURM jobid (\d+) .*_plot_coefficients/"
+        while not (held := re.search(pattern, log.read_text())):
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
+        state = run(["squeue", "-h", "-j", held[1], "-o", "%T %r"], repo, timeout=30).stdout
+        assert state.split() == ["PENDING", "JobHeldUser"], state
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) != 0
     first = settled(run_id(log.read_text()), since, 2)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import zipfile
 
 import pandas as pd
 import pytest
 
 from galu.claims import caption_path
+from galu.landing import summary_line
 
 from conftest import REPO, run, tool
 
@@ -77,6 +80,46 @@ def test_report_is_built_by_the_run_with_figures_and_captions(quick_run):
     assert re.search(
         rf'<strong>{verdict}</strong> <tt class=\\?"docutils literal\\?">norm_relu_moments', html
     )
+
+
+def chromium() -> str:
+    """The headless browser for the report test; CI installs it (.ci/run)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI=true but chromium is not installed (.ci/run installs it)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+def test_report_opens_on_the_verdict_in_a_real_browser(quick_run, tmp_path):
+    """The report's JavaScript app renders, and its landing page starts with the verdict
+    summary of this run's claims, failures first, before any figure."""
+    with zipfile.ZipFile(quick_run / "results/report.zip") as archive:
+        archive.extractall(tmp_path)
+    (page,) = tmp_path.rglob("report.html")
+    browser = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+               "--virtual-time-budget=20000"]  # fmt: skip
+    dom = subprocess.run(
+        [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180
+    ).stdout
+    claims = pd.read_csv(quick_run / "results/claims.csv")
+    summary = f"Reproduction verdict: {summary_line(claims)}"
+    assert summary in dom, dom[-3000:]
+    assert "Loading Snakemake Report" not in dom or dom.index(summary) > 0
+    failed = claims.loc[claims["verdict"] == "fail", "claim_id"]
+    passed = claims.loc[claims["verdict"] == "pass", "claim_id"]
+    if len(failed) and len(passed):
+        assert dom.index(failed.iloc[0]) < dom.index(passed.iloc[0])  # failures first
+    assert "Provenance of this run" in dom
+    shot = tmp_path / "landing.png"
+    subprocess.run(
+        [*browser, "--window-size=1400,1000", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True, timeout=180,
+    )  # fmt: skip
+    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+    if os.environ.get("GALU_SCREENSHOTS"):  # for a person to look at
+        shutil.copy(shot, os.environ["GALU_SCREENSHOTS"])
 
 
 def test_every_claim_is_stated_in_its_figures_caption(quick_run):

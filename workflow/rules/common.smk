@@ -48,7 +48,9 @@ def claim_sources(wildcards):
     """CSVs the claims read that this configuration produces (others become not_run).
 
     Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
-    return sorted({c["source"] for c in CLAIMS if c["source"] in ALL_TARGETS})
+    sources = {c["source"] for c in CLAIMS}
+    sources |= {v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()}
+    return sorted(s for s in sources if s in ALL_TARGETS)
 
 
 def meta(path):

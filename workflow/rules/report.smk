@@ -13,14 +13,19 @@ rule claims:
         sources=claim_sources,
         templates=sorted(set(REPORT_FIGURES.values())),
     output:
-        csv=report(
-            "results/claims.csv",
-            caption="../report/claims.rst",
-            category="Verdict",
-        ),
+        csv="results/claims.csv",
         meta=meta("results/claims.csv"),
         md="results/claims.md",
         md_meta=meta("results/claims.md"),
+        # The report's landing page (the Snakefile's `report:`), and the same as HTML.
+        landing=LANDING_PAGE,
+        landing_meta=meta(LANDING_PAGE),
+        html=report(
+            "results/claims.html",
+            caption="../report/claims.rst",
+            category="Verdict",
+        ),
+        html_meta=meta("results/claims.html"),
         captions=[caption_path(f) for f in REPORT_FIGURES],
         caption_metas=[meta(caption_path(f)) for f in REPORT_FIGURES],
     log:
@@ -63,7 +68,7 @@ rule readme_check:
         "../../scripts/report_readme_check.py"
 
 
-ALL_TARGETS.extend(["results/claims.csv", "results/claims.md"])
+ALL_TARGETS.extend(["results/claims.csv", "results/claims.md", "results/claims.html"])
 
 
 # The report is made by Snakemake itself (`--report`), not by a job: after a successful run

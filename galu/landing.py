@@ -1,0 +1,129 @@
+"""The report's landing page: the verdict first, then the claims table and the run's provenance.
+
+Snakemake shows the workflow description (the Snakefile's ``report:`` file) when the report
+opens. The ``claims`` rule writes it from :func:`galu.claims.evaluate`'s table as
+reStructuredText: counts of pass / fail / not_run, the table with failures and not_run
+claims first (verdicts coloured, each row linking its figure's page in the report), what
+we believe explains each failure, and the commit, package versions and data status of the
+run. The same page, as standalone HTML, is ``results/claims.html``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+from docutils.core import publish_parts
+
+from galu.claims import expected_text, measured_text, rst_escape
+
+# Written by the claims rule; the Snakefile's `report:` once it exists.
+LANDING_PAGE = "results/captions/index.rst"
+ORDER = {"fail": 0, "not_run": 1, "pass": 2}
+ROLES = {"pass": "passed", "fail": "failed", "not_run": "notrun"}
+STYLE = (
+    "<style>.passed{color:#1a7f37;font-weight:bold}"
+    ".failed{color:#cf222e;font-weight:bold}"
+    ".notrun{color:#9a6700;font-weight:bold}</style>"
+)
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """``26 pass, 4 fail, 1 not_run`` (in that order, zeros included)."""
+    counts = table["verdict"].value_counts()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
+
+
+def _figure_cell(figure: str, linked: set[str]) -> str:
+    """A reference to the figure's page in the report (Snakemake defines one link target per
+    result, named by its file name), or the plain path when the figure is not in it."""
+    name = figure.rsplit("/", 1)[-1]
+    return f"`{name}`_" if figure in linked else f"``{figure}``"
+
+
+def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
+    rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 8 22 40 8 8 14", ""]
+    header = ["verdict", "claim", "statement", "expected", "measured", "figure"]
+    lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
+    for r in rows.itertuples():
+        verdict = f":{ROLES[r.verdict]}:`{r.verdict}`"
+        if r.data_substitute:
+            verdict += " (substitute data)"
+        cells = [
+            verdict,
+            f"``{r.claim_id}`` ({r.paper})",
+            rst_escape(r.statement),
+            rst_escape(expected_text(r.compare, r.expected)),
+            rst_escape(measured_text(r)),
+            _figure_cell(r.figure, linked),
+        ]
+        lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
+    return lines
+
+
+def _provenance(record: Mapping[str, Any]) -> list[str]:
+    """The run's commit, versions and data status as a field list."""
+    git = record.get("git", {})
+    commit = git.get("commit") or "unknown (not a git checkout)"
+    dirty = " (with uncommitted changes)" if git.get("dirty") else ""
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(record.get("versions", {}).items()) if v)
+    return [
+        f":Commit: ``{commit}``{dirty}",
+        f":Versions: {versions}",
+        f":Data: {rst_escape(record.get('data', ''))}",
+        f":Scale: {record.get('scale', '?')}",
+    ]
+
+
+def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mapping[str, Any]) -> str:
+    """The report's landing page (reStructuredText, inside Jinja ``raw`` tags because
+    Snakemake renders it as a template). ``figures``: those in the report, to link."""
+    linked = set(figures)
+    scale = table["scale"].iloc[0] if len(table) else "?"
+    substitutes = int(table["data_substitute"].sum()) if len(table) else 0
+    title = f"Reproduction verdict: {summary_line(table)}"
+    lines = ["{% raw %}", "", title, "=" * len(title), ""]
+    lines += [".. role:: passed", ".. role:: failed", ".. role:: notrun", ""]
+    lines += [".. raw:: html", "", f"   {STYLE}", ""]
+    lines += [
+        f"Every claim of the three papers (``workflow/claims.yaml``), checked on this run's"
+        f" CSVs at the **{scale}** scale. Failures and claims not run come first; each row"
+        " links the figure that shows it, whose caption opens with the same verdicts."
+        " Measured values are rounded to a precision that reproduces across machines"
+        " (see README, What reproduces).",
+        "",
+    ]
+    if substitutes:
+        lines += [
+            f"**{substitutes} claim(s) are measured on substitute data**: a non-official copy"
+            " of a dataset, accepted by an explicit opt-in (``data_substitute`` in their"
+            " provenance).",
+            "",
+        ]
+    lines += _table(table, linked) + [""]
+    failed = table[table["verdict"] == "fail"]
+    if len(failed):
+        lines += ["What we believe explains each failure", "-" * 38, ""]
+        lines += [
+            f"- ``{r.claim_id}``: {rst_escape(r.finding or 'not investigated yet.')}"
+            for r in failed.itertuples()
+        ]
+        lines.append("")
+    skipped = table[table["verdict"] == "not_run"]
+    if len(skipped):
+        lines += ["Not run, and why", "-" * 16, ""]
+        lines += [f"- ``{r.claim_id}``: {rst_escape(r.reason)}." for r in skipped.itertuples()]
+        lines.append("")
+    lines += ["Provenance of this run", "-" * 22, ""] + _provenance(provenance) + ["", ""]
+    return "\n".join(lines) + "{% endraw %}\n"
+
+
+def landing_html(rst: str) -> str:
+    """The landing page as a standalone HTML document (``results/claims.html``): figure
+    references become plain text, since their targets exist only inside the report."""
+    text = rst.replace("{% raw %}", "").replace("{% endraw %}", "")
+    text = re.sub(r"`([^`]+)`_", r"\1", text)
+    return publish_parts(text, writer="html")["whole"]

@@ -1,0 +1,72 @@
+"""The report's landing page: the verdict first, failures first, links to figures, provenance."""
+
+import jinja2
+import pandas as pd
+import pytest
+from docutils.core import publish_parts
+
+from galu.claims import evaluate, parse_claims
+from galu.landing import landing_html, landing_page, summary_line
+
+BASE = {"paper": "galu", "statement": "s", "source": "results/t.csv", "reduce": "mean"}
+PROVENANCE = {
+    "git": {"commit": "abc123", "dirty": True},
+    "versions": {"torch": "2.13.0", "numpy": "2.1", "galu": None},
+    "scale": "quick",
+    "data": "official or generated data only",
+}
+
+
+@pytest.fixture
+def table(tmp_path):
+    (tmp_path / "results").mkdir()
+    pd.DataFrame({"y": [0.9, 0.5]}).to_csv(tmp_path / "results/t.csv", index=False)
+    entries = [
+        {**BASE, "id": "ok", "figure": "figures/a/ok.png", "expression": "y", "expected": 0.7,
+         "tolerance": 0.1},
+        {**BASE, "id": "bad", "figure": "figures/b/bad.png", "expression": "y", "expected": 5,
+         "statement": "|x| trains", "finding": "why."},
+        {**BASE, "id": "skip", "figure": "figures/a/ok.png", "expression": "y", "expected": 0,
+         "source": "results/none.csv"},
+    ]  # fmt: skip
+    return evaluate(parse_claims(entries, "quick"), tmp_path, "quick")
+
+
+def render(rst, linked=()):
+    """As Snakemake renders the workflow description: Jinja, then docutils, with one link
+    target per result in the report (named by its file name)."""
+    targets = "".join(f"\n.. _{f.rsplit('/', 1)[-1]}: javascript:show('{f}')\n" for f in linked)
+    text = jinja2.Environment().from_string(rst + targets).render()
+    return publish_parts(text, writer="html")["html_body"]
+
+
+def test_landing_page_opens_on_the_verdict_with_failures_first(table):
+    rst = landing_page(table, ["figures/a/ok.png"], PROVENANCE)
+    assert summary_line(table) == "1 pass, 1 fail, 1 not_run"
+    html = render(rst, ["figures/a/ok.png"])
+    assert "system-message" not in html and "Unknown" not in html
+    title = html.index("Reproduction verdict: 1 pass, 1 fail, 1 not_run")
+    assert title < html.index("<table")  # the summary comes first
+    order = [html.index(f'<span class="{c}">') for c in ("failed", "notrun", "passed")]
+    assert order == sorted(order)  # fail, then not_run, then pass
+    assert "|x| trains" in html and "why." in html
+    # The figure in the report is a link; the one not in it is plain text.
+    assert "javascript:show('figures/a/ok.png')" in html
+    assert "figures/b/bad.png</tt>" in html.replace('<span class="pre">', "").replace("</span>", "")
+    assert "abc123" in html and "uncommitted changes" in html and "torch 2.13.0" in html
+
+
+def test_substitute_claims_are_flagged_on_the_landing_page(table):
+    flagged = table.assign(data_substitute=table["claim_id"] == "ok")
+    html = render(landing_page(flagged, [], PROVENANCE))
+    assert "1 claim(s) are measured on substitute data" in html
+    assert "pass</span> (substitute data)" in html
+    assert "1 claim(s)" not in render(landing_page(table, [], PROVENANCE))
+
+
+def test_landing_html_is_a_standalone_page_without_report_links(table):
+    html = landing_html(landing_page(table, ["figures/a/ok.png"], PROVENANCE))
+    assert html.startswith("<?xml") or html.lstrip().startswith("<!DOCTYPE")
+    assert "Reproduction verdict: 1 pass, 1 fail, 1 not_run" in html
+    assert 'class="system-message"' not in html and "{% raw %}" not in html
+    assert "ok.png" in html and "javascript:" not in html
