@@ -9,6 +9,7 @@ are reported at once, before any job runs.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,40 @@ class ConfigError(ValueError):
 def load_yaml(path: str | Path) -> Any:
     with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle)
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """A true integer: ``2.0`` or ``1e3`` (floats, whatever their fraction) are not, because
+    the code uses these values as counts, sizes and seeds (``range``, tensor shapes)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker: Any, instance: Any) -> bool:
+    """A finite number: NaN passes every bound (comparisons with it are false) and infinity
+    every lower bound, so both are refused here, by type."""
+    if isinstance(instance, bool) or not isinstance(instance, int | float):
+        return False
+    return math.isfinite(instance)
+
+
+# Draft 2020-12 with the two stricter types above.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}
+    ),
+)
+
+
+def _type_hint(instance: Any, sub: Mapping[str, Any]) -> str:
+    """What to write instead, for the two cases JSON Schema alone would not explain."""
+    if isinstance(instance, float) and not math.isfinite(instance):
+        return "; non-finite numbers (nan, inf) are never valid"
+    kinds = sub.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or ())
+    if isinstance(instance, float) and instance.is_integer() and "integer" in kinds:
+        return f"; write it as an integer ({int(instance)}), not as a float"
+    return ""
 
 
 def _all_required(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,7 +104,7 @@ def _allowed(schema: Mapping[str, Any]) -> str:
 
 
 def _messages(config: Any, schema: Mapping[str, Any]) -> Iterator[str]:
-    validator = jsonschema.Draft202012Validator(_all_required(schema))
+    validator = _Validator(_all_required(schema))
     for err in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
         sub = err.schema if isinstance(err.schema, dict) else {}
         key = _key(err.path)
@@ -97,7 +132,10 @@ def _messages(config: Any, schema: Mapping[str, Any]) -> Iterator[str]:
         ):
             meaning = sub.get("description", "").strip()
             suffix = f" ({meaning})" if meaning else ""
-            yield f"{key}: {err.instance!r} is not allowed; expected {_allowed(sub)}{suffix}"
+            hint = _type_hint(err.instance, sub) if err.validator == "type" else ""
+            yield (
+                f"{key}: {err.instance!r} is not allowed; expected {_allowed(sub)}{hint}{suffix}"
+            )
             continue
         yield f"{key}: {err.message}"
 

@@ -135,7 +135,20 @@ BAD = [
     ("normalization.plot.colour", "red", "normalization.plot.colour: unknown key; allowed keys"),
     ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: data, device"),
     ("normalization.plot", [1], "normalization.plot: [1] is not allowed; expected a mapping"),
-]
+    # A float with zero fraction is not an integer (the code uses these as counts and seeds).
+    ("seed", 1e3, "seed: 1000.0 is not allowed; expected integer in [0, 4294967295]; write it"
+     " as an integer (1000), not as a float"),
+    ("normalization.coefficients.quadrature_order", 2.0,
+     "quadrature_order: 2.0 is not allowed; expected integer in [2, 50]; write it as an"
+     " integer (2)"),
+    # NaN passes every bound and inf every lower bound: refused by type, named as such.
+    ("normalization.plot.x_max", float("nan"), "normalization.plot.x_max: nan is not allowed;"
+     " expected number in (0, 20]; non-finite numbers (nan, inf) are never valid"),
+    ("normalization.plot.x_max", float("inf"), "x_max: inf is not allowed"),
+    ("normalization.coefficients.convergence_tolerance", float("-inf"),
+     "convergence_tolerance: -inf is not allowed"),
+    ("seed", True, "seed: True is not allowed; expected integer"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("path,value,message", BAD, ids=[b[0] + "=" + repr(b[1]) for b in BAD])
@@ -166,6 +179,8 @@ def test_all_problems_are_reported_at_once():
         (["seed=-2"], "seed: -2 is not allowed"),
         (["device=tpu"], "device: 'tpu' is not allowed; expected one of auto, cpu, cuda"),
         (["normalization={'plot':{'x_max':'wide'}}"], "normalization.plot.x_max: 'wide'"),
+        (["seed=1e3"], "seed: 1000.0 is not allowed; expected integer"),
+        (["seed=1e999"], "seed: inf is not allowed; expected integer"),
     ],
 )
 def test_workflow_refuses_bad_config_before_any_job(override, message):
