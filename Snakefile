@@ -1,5 +1,7 @@
+import sys
 from pathlib import Path
 
+from galu.config import ConfigError, read_site_file
 from galu.landing import LANDING_PAGE
 
 # galu: one command reproduces three papers on how ReLU networks learn.
@@ -17,9 +19,16 @@ configfile: "config/config.yaml"
 
 # Site settings (data mirrors, substitutes, device) that belong to one machine, not to the
 # repository: git-ignored, merged over config/config.yaml when present (see README, Datasets).
+# A YAML mistake there is named with its line; a file of comments only is simply no settings.
 if Path("config/local.yaml").exists():
+    try:
+        SITE_SETTINGS = read_site_file("config/local.yaml")
+    except ConfigError as error:
+        print(f"galu: {error}", file=sys.stderr)
+        sys.exit(2)
+    if SITE_SETTINGS:
 
-    configfile: "config/local.yaml"
+        configfile: "config/local.yaml"
 
 
 include: "workflow/rules/common.smk"

@@ -14,11 +14,41 @@ from galu.lineage import explain
 from galu.provenance import atomic_write_bytes, git_state
 
 
+class UsageError(Exception):
+    """A command line that cannot work as given: exit 2 with the message, no traceback."""
+
+
+def _checkout(root: str | Path) -> Path:
+    """``root`` as a galu checkout (it has ``config/config.yaml``), or a UsageError."""
+    root = Path(root)
+    if not (root / "config/config.yaml").is_file():
+        raise UsageError(
+            f"{root.resolve()} is not a galu checkout (no config/config.yaml): run galu from"
+            " the repository root, or pass --root PATH"
+        )
+    return root
+
+
+def _read(path: str | Path, what: str, fix: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise UsageError(f"cannot read {what} {path}: {error.strerror}; {fix}") from None
+
+
 def _explain(args: argparse.Namespace) -> int:
     root = Path(args.root)
     target = Path(args.explain)
     if target.is_absolute():
-        target = target.resolve().relative_to(root.resolve())
+        try:
+            target = target.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise UsageError(
+                f"{args.explain} is outside the audited tree {root.resolve()}; give a path"
+                " inside it (e.g. figures/...), or --root its checkout"
+            ) from None
+    if not (root / target).is_file():
+        raise UsageError(f"{target} does not exist under {root.resolve()}: nothing to explain")
     node = explain(target, root)
     print("\n".join(node.lines()))
     problems = node.all_problems()
@@ -69,8 +99,10 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _readme(args: argparse.Namespace) -> int:
-    readme = Path(args.readme).read_text()
-    section = Path(args.claims).read_text()
+    readme = _read(args.readme, "the README", "run galu from the repository root or pass --readme")
+    section = _read(
+        args.claims, "the generated claims table", "run the workflow first (snakemake --cores 2)"
+    )
     differences = readme_differences(readme, section)
     if not differences:
         exact = readme_with_section(readme, section) == readme
@@ -92,21 +124,28 @@ def _readme(args: argparse.Namespace) -> int:
 
 
 def _site_config(root: Path) -> dict:
-    """config/config.yaml with config/local.yaml merged over it, as the Snakefile does."""
-    from galu.config import load_yaml
+    """config/config.yaml with config/local.yaml merged over it, as the Snakefile does, and
+    validated like the workflow's (a ConfigError names every bad key)."""
+    from galu.config import load_yaml, read_site_file, validate_files
 
     config = load_yaml(root / "config/config.yaml")
     local = root / "config/local.yaml"
-    for key, value in (load_yaml(local) or {}).items() if local.is_file() else ():
+    for key, value in read_site_file(local).items() if local.is_file() else ():
         both = isinstance(value, dict) and isinstance(config.get(key), dict)
         config[key] = {**config[key], **value} if both else value
+    validate_files(config, root / "workflow/schemas/config.schema.yaml", check_cuda=False)
     return config
 
 
 def _data(args: argparse.Namespace) -> int:
-    from galu.data import DataError, DataSettings, fetch, prepare
+    from galu.data import DataError, DataSettings, dataset_names, fetch, prepare
 
-    root = Path(args.root)
+    root = _checkout(args.root)
+    unknown = [name for name in args.datasets if name not in dataset_names()]
+    if unknown:
+        raise UsageError(
+            f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(dataset_names())}"
+        )
     settings = DataSettings.from_config(_site_config(root)["data"])
     try:
         for name in args.datasets:
@@ -162,8 +201,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand. Usage and configuration errors exit 2 with one message naming the
+    problem and the fix (argparse's own errors too); a finding exits 1."""
+    from galu.config import ConfigError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as error:
+        print(f"galu {args.command}: {error}", file=sys.stderr)
+    except ConfigError as error:
+        print(f"galu {args.command}: {error}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

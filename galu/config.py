@@ -29,6 +29,29 @@ def load_yaml(path: str | Path) -> Any:
         return yaml.safe_load(handle)
 
 
+def read_site_file(path: str | Path) -> dict[str, Any]:
+    """The site settings file (``config/local.yaml``): a mapping, ``{}`` when every line is a
+    comment. A YAML mistake is a ConfigError naming the file, line and column."""
+    try:
+        content = load_yaml(path)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(
+            f"{path} is not valid YAML{where}: {problem}; fix it (or move it away to use the"
+            " defaults)"
+        ) from None
+    if content is None:
+        return {}
+    if not isinstance(content, dict):
+        raise ConfigError(
+            f"{path} must be a mapping of keys (e.g. data: {{mirrors: [...]}}), not a"
+            f" {type(content).__name__}"
+        )
+    return content
+
+
 def _is_integer(checker: Any, instance: Any) -> bool:
     """A true integer: ``2.0`` or ``1e3`` (floats, whatever their fraction) are not, because
     the code uses these values as counts, sizes and seeds (``range``, tensor shapes)."""

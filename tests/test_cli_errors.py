@@ -1,0 +1,99 @@
+"""Every ``galu`` subcommand given a bad command line, a bad place or a bad configuration: one
+message naming the problem and the fix, exit 2, never a traceback; and the site settings
+file's mistakes named with their line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from galu.config import ConfigError, read_site_file
+
+from conftest import REPO, run, tool
+
+GALU = [sys.executable, "-m", "galu.cli"]
+
+
+def galu(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*GALU, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """The parts of a checkout the command line reads: the configs and the schema."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "config", root / "config", ignore=shutil.ignore_patterns("local.yaml"))
+    shutil.copytree(REPO / "workflow/schemas", root / "workflow/schemas")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["readme"], "cannot read the README README.md: No such file or directory; run galu"),
+        (["data", "fetch", "mnist"], "is not a galu checkout (no config/config.yaml)"),
+        (["audit", "--explain", "/etc/hostname"], "is outside the audited tree"),
+        (["audit", "--explain", "figures/none.png"], "figures/none.png does not exist under"),
+    ],
+)
+def test_outside_a_checkout_each_command_says_what_to_do(tmp_path, args, message):
+    out = galu(*args, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_readme_without_a_run_says_to_run_the_workflow(tmp_path):
+    (tmp_path / "README.md").write_text("# T\n")
+    out = galu("readme", cwd=tmp_path)
+    assert out.returncode == 2 and "run the workflow first (snakemake --cores 2)" in out.stderr
+
+
+def test_data_names_an_unknown_dataset_and_validates_the_configuration(checkout):
+    out = galu("data", "fetch", "mnst", cwd=checkout)
+    assert out.returncode == 2
+    assert "unknown dataset(s) mnst; choose from mnist, fashion_mnist, cifar10" in out.stderr
+    # The same schema check as the workflow, before any download.
+    (checkout / "config/local.yaml").write_text("data:\n  timeout_s: -5\n")
+    out = galu("data", "fetch", "mnist", cwd=checkout)
+    assert out.returncode == 2 and "data.timeout_s: -5 is not allowed" in out.stderr
+    assert "Traceback" not in out.stderr and not (checkout / "data").exists()
+
+
+def test_a_yaml_mistake_in_the_site_file_is_named_with_its_line(checkout):
+    local = checkout / "config/local.yaml"
+    local.write_text("data:\n  mirrors: [a, b\n  timeout_s: 5\n")
+    with pytest.raises(ConfigError, match=r"config/local.yaml is not valid YAML at line 3"):
+        read_site_file(local)
+    out = galu("data", "fetch", "mnist", cwd=checkout)
+    assert out.returncode == 2 and "local.yaml is not valid YAML at line 3" in out.stderr
+    local.write_text("- data\n")
+    with pytest.raises(ConfigError, match="must be a mapping of keys"):
+        read_site_file(local)
+
+
+def test_a_site_file_of_comments_only_means_no_settings(checkout):
+    local = checkout / "config/local.yaml"
+    local.write_text("# data:\n#   mirrors: [/srv/datasets]\n")
+    assert read_site_file(local) == {}
+
+
+def test_argparse_usage_errors_exit_2(tmp_path):
+    out = galu("audit", "--no-such-flag", cwd=tmp_path)
+    assert out.returncode == 2 and "unrecognized arguments: --no-such-flag" in out.stderr
+
+
+@pytest.mark.slow
+def test_workflow_names_a_broken_site_file_and_accepts_one_of_comments(repo_copy):
+    local = repo_copy / "config/local.yaml"
+    local.write_text("data:\n  mirrors: [a, b\n")
+    plan = run([tool("snakemake"), "-n", "--cores", "1"], repo_copy, check=False)
+    assert plan.returncode == 2, plan.stderr[-2000:]
+    assert "galu: config/local.yaml is not valid YAML at line 3, column 1" in plan.stderr
+    assert "Traceback" not in plan.stderr and "WorkflowError" not in plan.stderr
+    local.write_text("# data:\n#   mirrors: [/srv/datasets]\n")
+    plan = run([tool("snakemake"), "-n", "--cores", "1"], repo_copy, check=False)
+    assert plan.returncode == 0 and "normalization_coefficients" in plan.stdout, plan.stderr
