@@ -7,6 +7,8 @@ import yaml
 from galu.claims import caption_path
 from galu.config import ConfigError, validate_files
 from galu.integrity import announce, check_consistency, preflight
+from galu.lastgood import restore_missing
+from galu.lastgood import snapshot as snapshot_outputs
 from galu.provenance import sidecar_path
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
@@ -49,7 +51,9 @@ def claim_sources(wildcards):
 
     Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
     sources = {c["source"] for c in CLAIMS}
-    sources |= {v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()}
+    sources |= {
+        v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
+    }
     return sorted(s for s in sources if s in ALL_TARGETS)
 
 
@@ -74,3 +78,27 @@ def report_figure(figure, template, **report_args):
         str(generated.resolve()) if generated.is_file() else f"../report/{template}"
     )
     return report(figure, caption=caption, **report_args)
+
+
+# A failed rerun keeps the last good outputs (galu/lastgood.py): linked when the run starts,
+# put back when it fails, and their jobs marked incomplete so the next run still redoes them.
+onstart:
+    snapshot_outputs()
+
+
+onerror:
+    restored = restore_missing()
+    if restored:
+        failed = [
+            j
+            for j in workflow.dag.jobs
+            if {str(f) for f in j.output} & set(restored)
+        ]
+        for job in failed:
+            workflow.persistence.started(job)
+        print(
+            f"galu: the run failed; put back the last good version of {len(restored)} file(s)"
+            f" (e.g. {restored[0]}), their sidecars included; the next run redoes their"
+            f" job(s): {', '.join(sorted({j.rule.name for j in failed})) or 'none'}.",
+            file=sys.stderr,
+        )
