@@ -132,7 +132,8 @@ def check_output(root: Path, path: Path) -> Iterator[str]:
             yield f"input {item['path']} changed since this output was made"
 
 
-def _is_output(path: Path) -> bool:
+def is_output(path: Path) -> bool:
+    """An output the audit checks: not a sidecar, a temporary or a set-aside file."""
     return not (
         path.name.endswith(SIDECAR_SUFFIX)
         or _is_temporary(path)
@@ -149,14 +150,14 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
         if path.name.endswith(SIDECAR_SUFFIX):
             if not Path(str(path)[: -len(SIDECAR_SUFFIX)]).is_file():
                 findings.append(Finding(rel, "sidecar without its output"))
-        elif _is_output(path):
+        elif is_output(path):
             findings.extend(Finding(rel, problem) for problem in check_output(root, path))
     return findings
 
 
 def count_outputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> int:
     """How many outputs (not sidecars, not temporaries) the audit looks at."""
-    return sum(1 for p in _outputs(Path(root), folders) if _is_output(p))
+    return sum(1 for p in _outputs(Path(root), folders) if is_output(p))
 
 
 def commits(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> dict[str, list]:
@@ -164,7 +165,7 @@ def commits(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) ->
     root = Path(root)
     groups: dict[str, list] = {}
     for path in _outputs(root, folders):
-        if not _is_output(path):
+        if not is_output(path):
             continue
         try:
             record = read_sidecar(path)
@@ -183,7 +184,7 @@ def substitutes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS
     root = Path(root)
     found = []
     for path in _outputs(root, folders):
-        if not _is_output(path):
+        if not is_output(path):
             continue
         try:
             record = read_sidecar(path)

@@ -16,13 +16,18 @@ Two halves, both called by ``workflow/rules/common.smk`` in Snakemake's main pro
   runs again. A raw archive is put back at once from the place its manifest says it came
   from when that copy still has the recorded sha256; otherwise the manifest and the array
   made from the archive are set aside too, and the download job fetches the archive again
-  from a source it can verify. It also deletes the hidden temporary files that jobs killed
-  in the middle of an atomic write leave behind. Nothing is touched while a Snakemake lock
-  is held (another run may be writing), and a dry run only reports.
+  from a source it can verify. It checks every intermediate result the same way (every
+  file under ``results/`` and ``figures/`` against its sidecar: bytes, seal, and the bytes
+  of the results it was made from), so that nothing reads a result the audit would reject:
+  one that fails is set aside with its sidecar and its job runs again. It also deletes the
+  hidden temporary files that jobs killed in the middle of an atomic write leave behind.
+  Nothing is touched while a Snakemake lock is held (another run may be writing), and a dry
+  run only reports.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -32,7 +37,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from galu.provenance import SIDECAR_SUFFIX, atomic_path, atomic_write_bytes, sha256_file
+from galu.provenance import (
+    SIDECAR_SUFFIX,
+    atomic_path,
+    atomic_write_bytes,
+    seal_problem,
+    sha256_file,
+    sidecar_path,
+)
 
 REJECTED_SUFFIX = ".rejected"
 # Settings of the soft committee machine stage that carry a start (R0, Q0).
@@ -410,6 +422,98 @@ def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding
                 break  # the whole dataset is fetched again
 
 
+RESULT_FOLDERS = ("results", "figures")
+
+
+def _result_files(root: Path) -> Iterator[Path]:
+    """Outputs under results/ and figures/ that carry a sidecar (not sidecars, temporaries,
+    set-aside files or the report archive)."""
+    from galu.audit import NO_SIDECAR_NEEDED, is_output
+
+    for folder in RESULT_FOLDERS:
+        base = root / folder
+        if base.is_dir():
+            for path in sorted(base.rglob("*")):
+                if path.is_file() and is_output(path) and path.name not in NO_SIDECAR_NEEDED:
+                    yield path
+
+
+def _sidecar_problem(path: Path) -> tuple[str | None, dict[str, Any], str]:
+    """(problem, record, key) of ``path``'s sidecar: the problem is None when it is readable,
+    well formed and sealed; the key changes whenever the sidecar's bytes do."""
+    side = sidecar_path(path)
+    if not side.is_file():
+        return "has no provenance sidecar (its job was killed, or it was made by hand)", {}, ""
+    data = side.read_bytes()
+    try:
+        record = json.loads(data)
+        recorded = record["output"]["sha256"]
+        if not isinstance(recorded, str):
+            raise TypeError("output.sha256 is not a string")
+    except (ValueError, KeyError, TypeError) as error:
+        return f"its sidecar is unreadable or malformed ({error})", {}, ""
+    sealed = seal_problem(data)
+    if sealed:
+        return f"its sidecar {sealed}", {}, ""
+    return None, record, f"{recorded}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _stale_input(
+    root: Path, path: Path, record: Mapping[str, Any], current: Mapping[str, str]
+) -> str | None:
+    """A result ``path`` was made from whose verified bytes are not those it recorded, and
+    that Snakemake would not rerun it for (an input newer than ``path`` already makes it
+    rerun: that is the ordinary course of an incremental run, not a problem)."""
+    inputs = record.get("inputs")
+    for item in inputs if isinstance(inputs, list) else ():
+        if not isinstance(item, dict):
+            continue
+        source = item.get("path")
+        if source not in current or current[source] == item.get("sha256"):
+            continue
+        if (root / source).stat().st_mtime_ns <= path.stat().st_mtime_ns:
+            return (
+                f"was made from {source}, whose bytes have changed since (now"
+                f" {current[source][:12]}…, then {str(item.get('sha256'))[:12]}…)"
+            )
+    return None
+
+
+def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+    """Every intermediate result against its sidecar, as the audit checks it; a failure is
+    set aside (with its sidecar) so that its job remakes it before anything reads it."""
+    current: dict[str, str] = {}
+    sound: dict[Path, dict[str, Any]] = {}
+    failed: list[tuple[Path, str]] = []
+    for path in _result_files(root):
+        problem, record, key = _sidecar_problem(path)
+        if problem is None and not checked.passed(path, key):
+            actual, recorded = sha256_file(path), record["output"]["sha256"]
+            if actual == recorded:
+                checked.record(path, key)
+            else:
+                problem = (
+                    f"changed after it was written (sha256 {actual[:12]}…,"
+                    f" recorded {recorded[:12]}…)"
+                )
+        if problem is None:
+            current[path.relative_to(root).as_posix()] = record["output"]["sha256"]
+            sound[path] = record
+        else:
+            failed.append((path, problem))
+    failed += [(p, why) for p, r in sound.items() if (why := _stale_input(root, p, r, current))]
+    for path, problem in failed:
+        rel = path.relative_to(root).as_posix()
+        if dry_run:
+            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and remakes it"
+        else:
+            for item in (path, sidecar_path(path)):
+                if item.exists():
+                    _set_aside(item)
+            action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
+        yield Finding(rel, problem, action)
+
+
 def _check_temporaries(root: Path, dry_run: bool) -> Iterator[Finding]:
     """Hidden ``.<name>.<random>.tmp`` files: what a job killed in the middle of an atomic
     write leaves behind (never an output: only a rename gives a file its final name)."""
@@ -443,6 +547,7 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[Finding]:
             _check_temporaries(root, dry_run),
             _check_raw(root, dry_run, checked),
             _check_processed(root, dry_run, checked),
+            _check_results(root, dry_run, checked),
         ):
             findings.extend(check)
         checked.save()
