@@ -20,8 +20,8 @@ from typing import Any
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 
 DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
-# Snakemake's report archive is made by `snakemake --report`, not by a galu job.
-NO_SIDECAR_NEEDED = frozenset({"report.zip"})
+# Outputs exempt from needing a sidecar: none (the report gets one, galu/report_build.py).
+NO_SIDECAR_NEEDED: frozenset[str] = frozenset()
 # Set aside by the data stage (a rejected file, a partial download): never used as inputs.
 IGNORED_SUFFIXES = (".rejected", ".part")
 

@@ -10,6 +10,8 @@ from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
 from galu.provenance import sidecar_path
+from galu.report_build import build_path as report_build_path
+from galu.report_build import publish as publish_report
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
 # configuration (already checked), possibly on a node without the GPU or the data mirrors.

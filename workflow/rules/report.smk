@@ -80,7 +80,10 @@ onsuccess:
     ):
         REPORT_CONFIG.parent.mkdir(parents=True, exist_ok=True)
         REPORT_CONFIG.write_text(yaml.safe_dump(dict(config)))
+        # Built aside, then renamed into place with its sidecar (galu/report_build.py).
+        built = report_build_path()
         shell(
-            f"{sys.executable} -m snakemake --nolock --quiet all --report results/report.zip "
+            f"{sys.executable} -m snakemake --nolock --quiet all --report {built} "
             f"--configfile {REPORT_CONFIG}"
         )
+        publish_report(built, ["results/claims.csv", *rules.claims.output.captions])

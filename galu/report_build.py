@@ -1,0 +1,44 @@
+"""Put the Snakemake report in place whole, with a provenance sidecar like every output.
+
+Snakemake writes ``--report X.zip`` in place: a run killed while it writes leaves a partial
+archive under the final name. So the report is built under ``.snakemake/galu/`` (never an
+output; a killed build leaves nothing a reader or the audit would take for the report), then
+renamed over ``results/report.zip`` and stamped with the claims table and the captions it
+was built from, so ``galu audit`` checks it like any other output.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from galu.provenance import Run
+
+BUILD_DIR = Path(".snakemake/galu/report-build")
+REPORT = Path("results/report.zip")
+
+
+def build_path(root: str | Path = ".") -> Path:
+    """Where the next report is built (an empty folder; ``.zip`` tells Snakemake the format)."""
+    folder = Path(root) / BUILD_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    built = folder / "report.zip"
+    built.unlink(missing_ok=True)
+    return built
+
+
+def publish(
+    built: str | Path, inputs: Iterable[str | os.PathLike[str]], final: str | Path = REPORT
+) -> Path:
+    """Rename the finished ``built`` archive over ``final`` and write its sidecar (recording
+    ``inputs``, the files the report shows). Raises FileNotFoundError when the build left no
+    archive, leaving the previous report untouched."""
+    built, final = Path(built), Path(final)
+    if not built.is_file():
+        raise FileNotFoundError(f"the report build left no archive at {built}")
+    run = Run("report", inputs=[p for p in inputs if Path(p).is_file()])
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(built, final)
+    run.stamp(final)
+    return final
