@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from galu import __version__
-from galu.audit import DEFAULT_FOLDERS, audit_tree, commits, count_outputs
+from galu.audit import (
+    DEFAULT_FOLDERS,
+    STALE,
+    audit_tree,
+    commits,
+    count_outputs,
+    rebuild_command,
+    uncoded,
+)
 from galu.claims import readme_with_section
 from galu.lineage import explain
 from galu.provenance import atomic_write_bytes, git_state
@@ -23,6 +31,8 @@ def _explain(args: argparse.Namespace) -> int:
     print("\n".join(node.lines()))
     problems = node.all_problems()
     print(f"galu audit --explain: {len(problems)} problem(s) in the chain of {target}.")
+    if problems:
+        print(f"To rebuild it: snakemake --cores all --forcerun {target.as_posix()}")
     return 1 if problems else 0
 
 
@@ -43,6 +53,12 @@ def _audit(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"PROBLEM {finding}")
     notes = _commit_notes(args)
+    old = uncoded(args.root, args.folders)
+    if old:
+        notes.append(
+            f"{len(old)} output(s) record no code closure (made before galu recorded it), "
+            f"e.g. {old[0]}"
+        )
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
     head = git_state().get("commit")
@@ -51,11 +67,17 @@ def _audit(args: argparse.Namespace) -> int:
     problems = len(findings) + (len(notes) if args.strict else 0)
     checked = count_outputs(args.root, args.folders)
     if problems:
+        stale = sum(1 for f in findings if f.problem.startswith(STALE))
         print(
             f"galu audit: {problems} problem(s) in {checked} output(s) under "
-            f"{', '.join(args.folders)}. Rerun the workflow (snakemake) to rebuild what changed; "
-            "an output edited by hand has no trustworthy provenance."
+            f"{', '.join(args.folders)} ({stale} stale: made with code that changed since). "
+            "An output edited by hand has no trustworthy provenance; `galu audit --explain "
+            "FILE` shows its chain."
         )
+        if findings:
+            print(f"To rebuild them and what depends on them: {rebuild_command(findings)}")
+        elif old:
+            print(f"To rebuild them: snakemake --cores all --forcerun {' '.join(old)}")
         return 1
     print(f"galu audit: {checked} output(s) consistent with their provenance sidecars.")
     return 0
