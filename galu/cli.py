@@ -97,6 +97,29 @@ def _readme(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dvc(args: argparse.Namespace) -> int:
+    from galu.dvcstages import differences, read_deps, rewrite, wanted_deps
+
+    path = Path(args.root) / "dvc.yaml"
+    text = path.read_text()
+    written = read_deps(text)
+    wanted = wanted_deps(Path(args.root), written)
+    if args.update:
+        updated = rewrite(text, wanted)
+        if updated != text:
+            atomic_write_bytes(path, updated.encode())
+        print(f"{path}: deps of {len(wanted)} stage(s) generated from the code closures.")
+        return 0
+    lines = differences(written, wanted)
+    for line in lines:
+        print(f"PROBLEM {line}")
+    if lines:
+        print(f"{path} is out of date with the rules' code closures; run `galu dvc --update`.")
+        return 1
+    print(f"{path}: the deps of {len(wanted)} stage(s) match the rules' code closures.")
+    return 0
+
+
 def _site_config(root: Path) -> dict:
     """config/config.yaml with config/local.yaml merged over it, as the Snakefile does."""
     from galu.config import load_yaml
@@ -159,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("datasets", nargs="+", help="mnist, fashion_mnist, cifar10")
     data.add_argument("--root", default=".", help="repository root (default: .)")
     data.set_defaults(func=_data)
+    dvc = sub.add_parser(
+        "dvc", help="check (or --update) dvc.yaml's stage deps against the code closures"
+    )
+    dvc.add_argument("--root", default=".", help="repository root (default: .)")
+    dvc.add_argument("--update", action="store_true", help="rewrite the deps in place")
+    dvc.set_defaults(func=_dvc)
     readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")
