@@ -30,6 +30,7 @@ NO_SIDECAR_NEEDED = frozenset({"report.zip"})
 IGNORED_SUFFIXES = (".rejected", ".part")
 # The start of the problem of an output made by other code than the tree's (see code_problem).
 STALE = "stale:"
+STALE_INPUT = f"{STALE} its input"
 # The workflow's parse cache of module hashes (workflow/rules/common.smk), read for speed.
 CODE_CACHE = ".snakemake/galu/code-cache.json"
 
@@ -185,7 +186,35 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
         elif _is_output(path):
             problems = check_output(root, path, scanner)
             findings.extend(Finding(rel, problem) for problem in problems)
-    return findings
+    return findings + _stale_downstream(root, folders, findings)
+
+
+def _stale_downstream(
+    root: Path, folders: Iterable[str], findings: list[Finding]
+) -> list[Finding]:
+    """Outputs made from a stale output (a figure drawn from a CSV of older code), in turn."""
+    stale = {f.path for f in findings if f.problem.startswith(STALE)}
+    inputs: dict[str, list[str]] = {}
+    for path in _outputs(root, folders):
+        if _is_output(path):
+            try:
+                record = read_sidecar(path)
+            except ValueError:
+                continue
+            if record is not None:
+                rel = path.relative_to(root).as_posix()
+                inputs[rel] = [item["path"] for item in record.get("inputs", [])]
+    found: list[Finding] = []
+    grew = True
+    while grew:
+        grew = False
+        for rel, sources in inputs.items():
+            upstream = next((s for s in sources if s in stale), None)
+            if rel not in stale and upstream is not None:
+                stale.add(rel)
+                found.append(Finding(rel, f"{STALE_INPUT} {upstream} is stale"))
+                grew = True
+    return sorted(found, key=lambda f: f.path)
 
 
 def rebuild_command(findings: Iterable[Finding]) -> str:
@@ -198,6 +227,8 @@ def rebuild_command(findings: Iterable[Finding]) -> str:
     """
     paths = []
     for finding in findings:
+        if finding.problem.startswith(STALE_INPUT):
+            continue  # --forcerun of what it was made from reruns it
         path = finding.path
         if path.endswith(SIDECAR_SUFFIX) and finding.problem == "sidecar without its output":
             path = path[: -len(SIDECAR_SUFFIX)]

@@ -29,11 +29,11 @@ def _explain(args: argparse.Namespace) -> int:
         target = target.resolve().relative_to(root.resolve())
     node = explain(target, root)
     print("\n".join(node.lines()))
-    problems = node.all_problems()
-    print(f"galu audit --explain: {len(problems)} problem(s) in the chain of {target}.")
-    if problems:
-        print(f"To rebuild it: snakemake --cores all --forcerun {target.as_posix()}")
-    return 1 if problems else 0
+    findings = node.findings()
+    print(f"galu audit --explain: {len(findings)} problem(s) in the chain of {target}.")
+    if findings:
+        print(f"To rebuild the chain from where it broke: {rebuild_command(findings)}")
+    return 1 if findings else 0
 
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:

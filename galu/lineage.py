@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from galu.audit import _raw_archive_problem, check_output, code_scanner, read_sidecar
+from galu.audit import Finding, _raw_archive_problem, check_output, code_scanner, read_sidecar
 from galu.closure import CodeScanner
 from galu.provenance import sha256_file
 
@@ -35,10 +35,11 @@ class Node:
             out.extend(child.lines(depth + 1))
         return out
 
-    def all_problems(self) -> list[str]:
-        found = [f"{self.path}: {p}" for p in self.problems]
+    def findings(self) -> list[Finding]:
+        """Every problem of the chain, as the audit's findings (this node's first)."""
+        found = [Finding(self.path, p) for p in self.problems]
         for child in self.inputs:
-            found.extend(child.all_problems())
+            found.extend(child.findings())
         return found
 
 
