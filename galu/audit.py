@@ -189,9 +189,7 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
     return findings + _stale_downstream(root, folders, findings)
 
 
-def _stale_downstream(
-    root: Path, folders: Iterable[str], findings: list[Finding]
-) -> list[Finding]:
+def _stale_downstream(root: Path, folders: Iterable[str], findings: list[Finding]) -> list[Finding]:
     """Outputs made from a stale output (a figure drawn from a CSV of older code), in turn."""
     stale = {f.path for f in findings if f.problem.startswith(STALE)}
     inputs: dict[str, list[str]] = {}
