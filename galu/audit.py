@@ -192,16 +192,10 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
 def _stale_downstream(root: Path, folders: Iterable[str], findings: list[Finding]) -> list[Finding]:
     """Outputs made from a stale output (a figure drawn from a CSV of older code), in turn."""
     stale = {f.path for f in findings if f.problem.startswith(STALE)}
-    inputs: dict[str, list[str]] = {}
-    for path in _outputs(root, folders):
-        if _is_output(path):
-            try:
-                record = read_sidecar(path)
-            except ValueError:
-                continue
-            if record is not None:
-                rel = path.relative_to(root).as_posix()
-                inputs[rel] = [item["path"] for item in record.get("inputs", [])]
+    inputs = {
+        rel: [item["path"] for item in record.get("inputs", [])]
+        for rel, record in _records(root, folders)
+    }
     found: list[Finding] = []
     grew = True
     while grew:
@@ -238,8 +232,11 @@ def rebuild_command(findings: Iterable[Finding]) -> str:
 
 def uncoded(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
     """Outputs whose sidecar records no code closure (made before galu recorded it)."""
-    root = Path(root)
-    found = []
+    return [rel for rel, record in _records(Path(root), folders) if not record.get("code")]
+
+
+def _records(root: Path, folders: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(relative path, sidecar record) of every output with a readable sidecar."""
     for path in _outputs(root, folders):
         if not _is_output(path):
             continue
@@ -247,9 +244,8 @@ def uncoded(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) ->
             record = read_sidecar(path)
         except ValueError:
             continue
-        if record is not None and not record.get("code"):
-            found.append(path.relative_to(root).as_posix())
-    return found
+        if record is not None:
+            yield path.relative_to(root).as_posix(), record
 
 
 def count_outputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> int:
@@ -259,18 +255,9 @@ def count_outputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDE
 
 def commits(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> dict[str, list]:
     """Outputs grouped by the git commit (with ``+dirty``) their sidecars record."""
-    root = Path(root)
     groups: dict[str, list] = {}
-    for path in _outputs(root, folders):
-        if not _is_output(path):
-            continue
-        try:
-            record = read_sidecar(path)
-        except ValueError:
-            continue
-        if record is None:
-            continue
+    for rel, record in _records(Path(root), folders):
         git = record.get("git") or {}
         key = f"{git.get('commit') or 'unknown'}{'+dirty' if git.get('dirty') else ''}"
-        groups.setdefault(key, []).append(path.relative_to(root).as_posix())
+        groups.setdefault(key, []).append(rel)
     return groups
