@@ -22,7 +22,8 @@ are not followed; the project does not use them in library code.
 Each file gets a hash: data files the sha256 of their bytes; Python files the sha256 of
 their syntax tree *without docstrings* (comments are not in the tree). So an edit that
 only touches comments, docstrings or formatting changes no hash and reruns nothing, and
-any edit to the code itself does. The tree is serialized field by field, leaving out
+any edit to the code itself does (a rule's own script also keeps Snakemake's trigger,
+which reruns the rule when the script file is newer than its outputs). The tree is serialized field by field, leaving out
 empty fields, so the hash does not depend on how a Python version prints its trees.
 The closure's own hash covers the sorted (path, hash) pairs.
 """
