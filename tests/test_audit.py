@@ -204,3 +204,19 @@ def test_outputs_without_code_are_a_note(tmp_path, monkeypatch, capsys):
     assert main(["audit", "--strict"]) == 1
     out = capsys.readouterr().out
     assert "To rebuild them: snakemake --cores all --forcerun results/x.csv" in out
+
+
+def test_rebuild_command_names_the_job_of_each_broken_file():
+    from galu.audit import Finding, rebuild_command
+
+    findings = [
+        Finding("data/raw/mnist/train.gz", "does not match the published checksums (x)"),
+        Finding("data/raw/mnist/t10k.gz", "does not match the published checksums (y)"),
+        Finding("results/a.csv.meta.json", "sidecar without its output"),
+        Finding("figures/f.png", "changed after it was written"),
+        Finding("figures/f.pdf", "stale: its input results/a.csv is stale"),
+    ]
+    assert rebuild_command(findings) == (
+        "snakemake --cores all --forcerun data/raw/mnist/sources.json results/a.csv "
+        "figures/f.png"
+    )
