@@ -217,6 +217,5 @@ def test_rebuild_command_names_the_job_of_each_broken_file():
         Finding("figures/f.pdf", "stale: its input results/a.csv is stale"),
     ]
     assert rebuild_command(findings) == (
-        "snakemake --cores all --forcerun data/raw/mnist/sources.json results/a.csv "
-        "figures/f.png"
+        "snakemake --cores all --forcerun data/raw/mnist/sources.json results/a.csv figures/f.png"
     )
