@@ -52,6 +52,10 @@ include: "workflow/rules/memorization.smk"
 include: "workflow/rules/report.smk"
 
 
+# After every rule is defined: each script rule's code closure becomes its `code` param.
+track_code(workflow.rules)
+
+
 rule all:
     default_target: True
     input:

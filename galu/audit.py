@@ -2,7 +2,10 @@
 
 For each file under the audited folders: it must have a sidecar, its bytes
 must still hash to the recorded sha256, and every input the sidecar lists
-must still exist with the recorded hash. Raw dataset archives under
+must still exist with the recorded hash, and the code that made it (the rule's
+code closure: its script and every galu module it imports, see ``galu.closure``)
+must still hash as recorded, else the output is *stale* and the changed modules
+are named. Raw dataset archives under
 ``data/raw/<dataset>/`` have no sidecar of their own: they are checked
 against the registry's published checksums (or, for an opted-in substitute,
 the pinned sha256 their manifest records). Anything else is a finding.
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from galu.closure import CodeScanner, changed_files
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 
 DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
@@ -24,6 +28,32 @@ DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
 NO_SIDECAR_NEEDED: frozenset[str] = frozenset()
 # Set aside by the data stage (a rejected file, a partial download): never used as inputs.
 IGNORED_SUFFIXES = (".rejected", ".part")
+# The start of the problem of an output made by other code than the tree's (see code_problem).
+STALE = "stale:"
+STALE_INPUT = f"{STALE} its input"
+# The workflow's parse cache of module hashes (workflow/rules/common.smk), read for speed.
+CODE_CACHE = ".snakemake/galu/code-cache.json"
+
+
+def code_scanner(root: Path) -> CodeScanner:
+    """A scanner of the tree under ``root`` as it is now (one per audit: it caches)."""
+    return CodeScanner(root, cache=root / CODE_CACHE)
+
+
+def code_problem(root: Path, record: dict[str, Any], scanner: CodeScanner | None) -> str | None:
+    """Why an output is stale: the current code closure of the rule that made it differs
+    from the one its sidecar records (None when equal, or when none is recorded)."""
+    code = record.get("code")
+    if not code:
+        return None
+    scanner = scanner or code_scanner(root)
+    if not (root / code["script"]).is_file():
+        return f"{STALE} its script {code['script']} no longer exists"
+    current = scanner.closure(code["script"])
+    if current.sha256 == code.get("sha256"):
+        return None
+    changed = changed_files(code.get("files", {}), current.files)
+    return f"{STALE} made with older code; changed since: {', '.join(changed)}"
 
 
 @dataclass(frozen=True)
@@ -100,7 +130,7 @@ def _pinned_substitute(path: Path) -> str | None:
     return None
 
 
-def check_output(root: Path, path: Path) -> Iterator[str]:
+def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> Iterator[str]:
     """Every problem of one output (empty when it is consistent)."""
     raw = _raw_archive_problem(root, path)
     if raw is not False:
@@ -130,6 +160,9 @@ def check_output(root: Path, path: Path) -> Iterator[str]:
             yield f"input {item['path']} is missing"
         elif sha256_file(source) != item["sha256"]:
             yield f"input {item['path']} changed since this output was made"
+    stale = code_problem(root, record, scanner)
+    if stale:
+        yield stale
 
 
 def is_output(path: Path) -> bool:
@@ -144,6 +177,7 @@ def is_output(path: Path) -> bool:
 def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[Finding]:
     """Every inconsistency between outputs, their sidecars and their inputs under ``root``."""
     root = Path(root)
+    scanner = code_scanner(root)
     findings: list[Finding] = []
     for path in _outputs(root, folders):
         rel = path.relative_to(root).as_posix()
@@ -151,8 +185,68 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
             if not Path(str(path)[: -len(SIDECAR_SUFFIX)]).is_file():
                 findings.append(Finding(rel, "sidecar without its output"))
         elif is_output(path):
-            findings.extend(Finding(rel, problem) for problem in check_output(root, path))
-    return findings
+            problems = check_output(root, path, scanner)
+            findings.extend(Finding(rel, problem) for problem in problems)
+    return findings + _stale_downstream(root, folders, findings)
+
+
+def _stale_downstream(root: Path, folders: Iterable[str], findings: list[Finding]) -> list[Finding]:
+    """Outputs made from a stale output (a figure drawn from a CSV of older code), in turn."""
+    stale = {f.path for f in findings if f.problem.startswith(STALE)}
+    inputs = {
+        rel: [item["path"] for item in record.get("inputs", [])]
+        for rel, record in _records(root, folders)
+    }
+    found: list[Finding] = []
+    grew = True
+    while grew:
+        grew = False
+        for rel, sources in inputs.items():
+            upstream = next((s for s in sources if s in stale), None)
+            if rel not in stale and upstream is not None:
+                stale.add(rel)
+                found.append(Finding(rel, f"{STALE_INPUT} {upstream} is stale"))
+                grew = True
+    return sorted(found, key=lambda f: f.path)
+
+
+def rebuild_command(findings: Iterable[Finding]) -> str:
+    """The command that remakes every output with a finding, and what depends on them.
+
+    A plain ``snakemake`` remakes only what it considers out of date: not an output edited
+    by hand (it is newer than its inputs) nor one made before Snakemake kept its metadata.
+    ``--forcerun`` reruns the jobs that make the named files, and every job downstream.
+    A sidecar is named by its output (one job makes both).
+    """
+    paths = []
+    for finding in findings:
+        if finding.problem.startswith(STALE_INPUT):
+            continue  # --forcerun of what it was made from reruns it
+        path = finding.path
+        if path.endswith(SIDECAR_SUFFIX) and finding.problem == "sidecar without its output":
+            path = path[: -len(SIDECAR_SUFFIX)]
+        if path.startswith("data/raw/"):
+            path = f"{path.rsplit('/', 1)[0]}/sources.json"  # raw files: the download job
+        paths.append(path)
+    return "snakemake --cores all --forcerun " + " ".join(dict.fromkeys(paths))
+
+
+def uncoded(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
+    """Outputs whose sidecar records no code closure (made before galu recorded it)."""
+    return [rel for rel, record in _records(Path(root), folders) if not record.get("code")]
+
+
+def _records(root: Path, folders: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(relative path, sidecar record) of every output with a readable sidecar."""
+    for path in _outputs(root, folders):
+        if not is_output(path):
+            continue
+        try:
+            record = read_sidecar(path)
+        except ValueError:
+            continue
+        if record is not None:
+            yield path.relative_to(root).as_posix(), record
 
 
 def count_outputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> int:
@@ -162,34 +256,15 @@ def count_outputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDE
 
 def commits(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> dict[str, list]:
     """Outputs grouped by the git commit (with ``+dirty``) their sidecars record."""
-    root = Path(root)
     groups: dict[str, list] = {}
-    for path in _outputs(root, folders):
-        if not is_output(path):
-            continue
-        try:
-            record = read_sidecar(path)
-        except ValueError:
-            continue
-        if record is None:
-            continue
+    for rel, record in _records(Path(root), folders):
         git = record.get("git") or {}
         key = f"{git.get('commit') or 'unknown'}{'+dirty' if git.get('dirty') else ''}"
-        groups.setdefault(key, []).append(path.relative_to(root).as_posix())
+        groups.setdefault(key, []).append(rel)
     return groups
 
 
 def substitutes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
     """Outputs whose sidecars say they descend from substitute data (``data_substitute``)."""
-    root = Path(root)
-    found = []
-    for path in _outputs(root, folders):
-        if not is_output(path):
-            continue
-        try:
-            record = read_sidecar(path)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("data_substitute") is True:
-            found.append(path.relative_to(root).as_posix())
-    return sorted(found)
+    records = _records(Path(root), folders)
+    return sorted(rel for rel, record in records if record.get("data_substitute") is True)

@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from galu import __version__
-from galu.audit import DEFAULT_FOLDERS, audit_tree, commits, count_outputs, substitutes
+from galu.audit import (
+    DEFAULT_FOLDERS,
+    STALE,
+    audit_tree,
+    commits,
+    count_outputs,
+    rebuild_command,
+    substitutes,
+    uncoded,
+)
 from galu.claims import describe_differences, readme_differences, readme_with_section
 from galu.lineage import explain
 from galu.provenance import atomic_write_bytes, git_state
@@ -51,9 +60,11 @@ def _explain(args: argparse.Namespace) -> int:
         raise UsageError(f"{target} does not exist under {root.resolve()}: nothing to explain")
     node = explain(target, root)
     print("\n".join(node.lines()))
-    problems = node.all_problems()
-    print(f"galu audit --explain: {len(problems)} problem(s) in the chain of {target}.")
-    return 1 if problems else 0
+    findings = node.findings()
+    print(f"galu audit --explain: {len(findings)} problem(s) in the chain of {target}.")
+    if findings:
+        print(f"To rebuild the chain from where it broke: {rebuild_command(findings)}")
+    return 1 if findings else 0
 
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:
@@ -73,6 +84,12 @@ def _audit(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"PROBLEM {finding}")
     notes = _commit_notes(args)
+    old = uncoded(args.root, args.folders)
+    if old:
+        notes.append(
+            f"{len(old)} output(s) record no code closure (made before galu recorded it), "
+            f"e.g. {old[0]}"
+        )
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
     head = git_state().get("commit")
@@ -88,11 +105,17 @@ def _audit(args: argparse.Namespace) -> int:
             " Datasets."
         )
     if problems:
+        stale = sum(1 for f in findings if f.problem.startswith(STALE))
         print(
             f"galu audit: {problems} problem(s) in {checked} output(s) under "
-            f"{', '.join(args.folders)}. Rerun the workflow (snakemake) to rebuild what changed; "
-            "an output edited by hand has no trustworthy provenance."
+            f"{', '.join(args.folders)} ({stale} stale: made with code that changed since). "
+            "An output edited by hand has no trustworthy provenance; `galu audit --explain "
+            "FILE` shows its chain."
         )
+        if findings:
+            print(f"To rebuild them and what depends on them: {rebuild_command(findings)}")
+        elif old:
+            print(f"To rebuild them: snakemake --cores all --forcerun {' '.join(old)}")
         return 1
     print(f"galu audit: {checked} output(s) consistent with their provenance sidecars.")
     return 0
@@ -120,6 +143,29 @@ def _readme(args: argparse.Namespace) -> int:
         return 1
     atomic_write_bytes(args.readme, readme_with_section(readme, section).encode())
     print(f"updated the claims section of {args.readme} from {args.claims}.")
+    return 0
+
+
+def _dvc(args: argparse.Namespace) -> int:
+    from galu.dvcstages import differences, read_deps, rewrite, wanted_deps
+
+    path = Path(args.root) / "dvc.yaml"
+    text = path.read_text()
+    written = read_deps(text)
+    wanted = wanted_deps(Path(args.root), written)
+    if args.update:
+        updated = rewrite(text, wanted)
+        if updated != text:
+            atomic_write_bytes(path, updated.encode())
+        print(f"{path}: deps of {len(wanted)} stage(s) generated from the code closures.")
+        return 0
+    lines = differences(written, wanted)
+    for line in lines:
+        print(f"PROBLEM {line}")
+    if lines:
+        print(f"{path} is out of date with the rules' code closures; run `galu dvc --update`.")
+        return 1
+    print(f"{path}: the deps of {len(wanted)} stage(s) match the rules' code closures.")
     return 0
 
 
@@ -192,6 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("datasets", nargs="+", help="mnist, fashion_mnist, cifar10")
     data.add_argument("--root", default=".", help="repository root (default: .)")
     data.set_defaults(func=_data)
+    dvc = sub.add_parser(
+        "dvc", help="check (or --update) dvc.yaml's stage deps against the code closures"
+    )
+    dvc.add_argument("--root", default=".", help="repository root (default: .)")
+    dvc.add_argument("--update", action="store_true", help="rewrite the deps in place")
+    dvc.set_defaults(func=_dvc)
     readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")

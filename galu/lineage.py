@@ -2,7 +2,8 @@
 
 ``galu audit --explain FILE`` prints, for an output and recursively for every
 input its sidecar records, the rule, commit, parameter hash and time that made
-it and whether its bytes still match. Processed datasets continue to the raw
+it, the code closure it was made with (stale when a module changed since,
+naming it) and whether its bytes still match. Processed datasets continue to the raw
 archives they were converted from, which are checked against the registry's
 published checksums.
 """
@@ -12,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from galu.audit import _raw_archive_problem, check_output, read_sidecar
+from galu.audit import Finding, _raw_archive_problem, check_output, code_scanner, read_sidecar
+from galu.closure import CodeScanner
 from galu.provenance import sha256_file
 
 
@@ -33,10 +35,11 @@ class Node:
             out.extend(child.lines(depth + 1))
         return out
 
-    def all_problems(self) -> list[str]:
-        found = [f"{self.path}: {p}" for p in self.problems]
+    def findings(self) -> list[Finding]:
+        """Every problem of the chain, as the audit's findings (this node's first)."""
+        found = [Finding(self.path, p) for p in self.problems]
         for child in self.inputs:
-            found.extend(child.all_problems())
+            found.extend(child.findings())
         return found
 
 
@@ -44,10 +47,16 @@ def _describe(record: dict) -> str:
     git = record.get("git") or {}
     commit = (git.get("commit") or "unknown")[:12] + ("+dirty" if git.get("dirty") else "")
     extra = "; data substitute" if record.get("data_substitute") else ""
+    code = record.get("code")
+    code_text = (
+        f"code {code['sha256'][:12]} ({code['script']} + {len(code['files']) - 1} file(s))"
+        if code
+        else "code not recorded"
+    )
     return (
         f"rule {record.get('rule')} {record.get('wildcards') or ''} on commit {commit}, "
-        f"params sha256 {str(record.get('params_sha256'))[:12]}, device {record.get('device')}, "
-        f"finished {record.get('finished')}{extra}"
+        f"params sha256 {str(record.get('params_sha256'))[:12]}, {code_text}, "
+        f"device {record.get('device')}, finished {record.get('finished')}{extra}"
     ).replace("  ", " ")
 
 
@@ -69,10 +78,16 @@ def _raw_nodes(root: Path, record: dict) -> list[Node]:
     return nodes
 
 
-def explain(path: str | Path, root: str | Path = ".", _seen: set[str] | None = None) -> Node:
+def explain(
+    path: str | Path,
+    root: str | Path = ".",
+    _seen: set[str] | None = None,
+    scanner: CodeScanner | None = None,
+) -> Node:
     """The provenance chain of ``path`` (relative to ``root``)."""
     root = Path(root)
     seen = set() if _seen is None else _seen
+    scanner = scanner or code_scanner(root)
     rel = Path(path).as_posix()
     full = root / rel
     if not full.is_file():
@@ -86,10 +101,10 @@ def explain(path: str | Path, root: str | Path = ".", _seen: set[str] | None = N
         if raw is not False:
             return Node(rel, "raw archive, checked against the registry", [raw] if raw else [])
         return Node(rel, f"no sidecar (source file, sha256 {sha256_file(full)[:12]})", [])
-    node = Node(rel, _describe(record), list(check_output(root, full)))
+    node = Node(rel, _describe(record), list(check_output(root, full, scanner)))
     if rel in seen:
         return node
     seen.add(rel)
-    node.inputs = [explain(item["path"], root, seen) for item in record.get("inputs", [])]
+    node.inputs = [explain(item["path"], root, seen, scanner) for item in record.get("inputs", [])]
     node.inputs.extend(_raw_nodes(root, record))
     return node

@@ -2,9 +2,11 @@
 
 Every result file ``X`` the workflow writes gets a sidecar ``X.meta.json``
 (DESIGN.md, "Provenance") recording the output's own sha256, the rule and
-wildcards that made it, the resolved parameters and their hash, every input
-with its sha256, the git commit and dirty flag, library versions, the device,
-the seeds and the start and end time. ``galu audit`` re-checks these later.
+wildcards that made it, the resolved parameters and their hash, the code
+closure (script and every galu module it imports, each with its hash; see
+``galu.closure``), every input with its sha256, the git commit and dirty flag,
+library versions, the device, the seeds and the start and end time. ``galu audit``
+re-checks these later.
 
 Writes are atomic: the bytes go to a temporary file in the destination folder
 and are renamed over the final name only once complete, so a killed job never
@@ -204,6 +206,32 @@ def seal_problem(data: bytes) -> str | None:
     return None
 
 
+def _job_code(planned: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The code closure of the job's script, with every file's hash, as the job starts.
+
+    ``planned`` is the rule's ``code`` param (script and closure hash, computed when the
+    workflow was parsed; the job's working directory is the repository root). Should the
+    code have changed since, the sidecar records what the job actually ran, and a warning
+    says so (Snakemake will rerun the job next time).
+    """
+    if not planned:
+        return None
+    from galu.closure import CodeScanner
+
+    root = Path.cwd()
+    if not (root / planned["script"]).is_file():
+        return dict(planned)
+    closure = CodeScanner(root, cache=root / ".snakemake/galu/code-cache.json").closure(
+        planned["script"]
+    )
+    if closure.sha256 != planned.get("sha256"):
+        logging.getLogger("galu").warning(
+            "the code of %s changed after the workflow was parsed; recording the new code",
+            planned["script"],
+        )
+    return closure.record()
+
+
 class Run:
     """One job's provenance: what ran, with which parameters, on which inputs.
 
@@ -222,10 +250,13 @@ class Run:
         inputs: Iterable[str | os.PathLike[str]] = (),
         device: str = "cpu",
         extra: Mapping[str, Any] | None = None,
+        code: Mapping[str, Any] | None = None,
     ) -> None:
         self.rule = rule
         self.wildcards = _plain(dict(wildcards or {}))
         self.params = _plain(dict(params or {}))
+        # The rule's code closure (galu.closure): script, sha256, files -> hash.
+        self.code = _plain(dict(code)) if code else None
         self.inputs = [os.fspath(p) for p in inputs]
         self.device = device
         self.extra = dict(extra or {})
@@ -238,13 +269,18 @@ class Run:
 
         Also sends Python logging and warnings to the rule's ``log:`` file, so
         every job leaves a record of what it did (and of any device fallback).
+        ``params.code``, the rule's code closure, is recorded as the sidecar's ``code``.
         """
         if len(smk.log):
             log_to_file(smk.log[0])
+        params = _named_items(smk.params)
         run = cls(
             smk.rule,
             wildcards=_named_items(smk.wildcards),
-            params=_named_items(smk.params),
+            # The code closure the workflow adds to every script rule (common.smk, track_code)
+            # is recorded apart from the parameters, so params_sha256 stays the settings' hash.
+            params={k: v for k, v in params.items() if k != "code"},
+            code=_job_code(params.get("code")),
             inputs=[p for p in smk.input if Path(p).is_file()],
             **kwargs,
         )
@@ -259,6 +295,7 @@ class Run:
             "wildcards": self.wildcards,
             "params": self.params,
             "params_sha256": sha256_json(self.params),
+            **({"code": self.code} if self.code else {}),
             "inputs": [{"path": p, "sha256": h} for p, h in self._input_hashes.items()],
             "git": git_state(),
             "versions": versions(),

@@ -8,7 +8,9 @@ from galu.data import DataError, DataSettings, fetch
 from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)
-settings = DataSettings.from_config(snakemake.params.settings)
+# params.settings holds the keys that decide the bytes; the site settings (mirrors, timeouts)
+# come from the config, so that changing them reruns nothing (galu/sitekeys.py).
+settings = DataSettings.from_config({**snakemake.config["data"], **snakemake.params.settings})
 raw_root = Path(snakemake.output.manifest).parent.parent
 try:
     report = fetch(snakemake.wildcards.dataset, raw_root, settings)

@@ -127,3 +127,107 @@ def test_summary_names_outputs_made_from_substitute_data(tmp_path, monkeypatch, 
     out = capsys.readouterr().out
     assert "NOTE 1 output(s) descend from substitute data" in out
     assert "e.g. results/s/y.csv" in out and "2 output(s) consistent" in out
+
+
+def _coded_tree(root):
+    """A one-module project: scripts/make.py imports galu.maths."""
+    (root / "galu").mkdir()
+    (root / "galu/__init__.py").write_text("")
+    (root / "galu/maths.py").write_text("def f():\n    return 1\n")
+    (root / "scripts").mkdir()
+    (root / "scripts/make.py").write_text("from galu.maths import f\n")
+    (root / "scripts/plot.py").write_text("import json\n")
+
+
+def test_stale_output_names_the_changed_module_and_the_command_that_fixes_it(
+    tmp_path, monkeypatch, capsys
+):
+    from galu.audit import Finding
+    from galu.closure import CodeScanner
+
+    monkeypatch.chdir(tmp_path)
+    _coded_tree(tmp_path)
+    scanner = CodeScanner(tmp_path)
+    made = Run("make", code=scanner.closure("scripts/make.py").record())
+    made.write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    plot = Run("plot", inputs=["results/s/x.csv"], code=scanner.closure("scripts/plot.py").record())
+    plot.write_csv(pd.DataFrame({"y": [1]}), "figures/y.csv")
+    assert audit_tree(".") == []
+
+    (tmp_path / "galu/maths.py").write_text('"""Doc."""\n\n\ndef f():  # one\n    return 1\n')
+    assert audit_tree(".") == []  # docstrings and comments are not code
+    (tmp_path / "galu/maths.py").write_text("def f():\n    return 2\n")
+    assert audit_tree(".") == [
+        Finding("results/s/x.csv", "stale: made with older code; changed since: galu/maths.py"),
+        Finding("figures/y.csv", "stale: its input results/s/x.csv is stale"),
+    ]
+    assert main(["audit"]) == 1
+    out = capsys.readouterr().out
+    assert "(2 stale: made with code that changed since)" in out
+    assert (  # the figure is not named: forcing the CSV reruns what reads it
+        "To rebuild them and what depends on them: "
+        "snakemake --cores all --forcerun results/s/x.csv\n"
+    ) in out
+    assert main(["audit", "--explain", "figures/y.csv"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "<- results/s/x.csv  [PROBLEM: stale: made with older code; changed since: galu/maths.py]"
+    ) in out
+    # the broken link, not the figure: forcing it reruns everything downstream
+    assert "from where it broke: snakemake --cores all --forcerun results/s/x.csv\n" in out
+
+    (tmp_path / "scripts/make.py").write_text("import json\n")  # no longer imports maths
+    [finding, _] = audit_tree(".")
+    assert finding.problem == (
+        "stale: made with older code; changed since: galu/__init__.py (no longer used), "
+        "galu/maths.py (no longer used), scripts/make.py"
+    )
+
+
+def test_sidecar_records_the_jobs_code_apart_from_params(tmp_path, monkeypatch):
+    import json
+    from types import SimpleNamespace
+
+    from galu.closure import CodeScanner
+
+    monkeypatch.chdir(tmp_path)
+    _coded_tree(tmp_path)
+    expected = CodeScanner(tmp_path).closure("scripts/make.py")
+    planned = {"script": "scripts/make.py", "sha256": expected.sha256}
+    smk = SimpleNamespace(
+        rule="make", log=[], input=[], wildcards={}, params={"n": 3, "code": planned}
+    )
+    Run.from_snakemake(smk).write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    record = json.loads((tmp_path / "results/x.csv.meta.json").read_text())
+    assert record["params"] == {"n": 3}
+    assert record["code"] == expected.record()
+    assert sorted(record["code"]["files"]) == [
+        "galu/__init__.py",
+        "galu/maths.py",
+        "scripts/make.py",
+    ]
+
+
+def test_outputs_without_code_are_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/x.csv")
+    assert main(["audit"]) == 0
+    assert "NOTE 1 output(s) record no code closure" in capsys.readouterr().out
+    assert main(["audit", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "To rebuild them: snakemake --cores all --forcerun results/x.csv" in out
+
+
+def test_rebuild_command_names_the_job_of_each_broken_file():
+    from galu.audit import Finding, rebuild_command
+
+    findings = [
+        Finding("data/raw/mnist/train.gz", "does not match the published checksums (x)"),
+        Finding("data/raw/mnist/t10k.gz", "does not match the published checksums (y)"),
+        Finding("results/a.csv.meta.json", "sidecar without its output"),
+        Finding("figures/f.png", "changed after it was written"),
+        Finding("figures/f.pdf", "stale: its input results/a.csv is stale"),
+    ]
+    assert rebuild_command(findings) == (
+        "snakemake --cores all --forcerun data/raw/mnist/sources.json results/a.csv figures/f.png"
+    )

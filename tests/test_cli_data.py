@@ -12,6 +12,8 @@ from conftest import REPO
 def site(tmp_path, monkeypatch, data):
     (tmp_path / "config").mkdir()
     shutil.copy(REPO / "config/config.yaml", tmp_path / "config/config.yaml")
+    # The command validates the configuration against the workflow's schema.
+    shutil.copytree(REPO / "workflow/schemas", tmp_path / "workflow/schemas")
     (tmp_path / "config/local.yaml").write_text(yaml.safe_dump({"data": data}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GALU_DATA_MIRRORS", "")
@@ -30,8 +32,8 @@ def test_offline_fetch_fails_with_the_data_stage_message(tmp_path, monkeypatch, 
 
 def test_unknown_dataset_names_the_choices(tmp_path, monkeypatch, capsys):
     site(tmp_path, monkeypatch, {"mirrors": []})
-    assert main(["data", "fetch", "imagenet"]) == 1
-    assert "unknown dataset 'imagenet'; choose one of: mnist, fashion_mnist, cifar10" in (
+    assert main(["data", "fetch", "imagenet"]) == 2  # a usage error, before any work
+    assert "unknown dataset(s) imagenet; choose from mnist, fashion_mnist, cifar10" in (
         capsys.readouterr().err
     )
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import yaml
 
 from galu.claims import caption_path
+from galu.closure import CodeScanner
 from galu.config import ConfigError, validate_files
 from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
@@ -12,6 +13,7 @@ from galu.lastgood import snapshot as snapshot_outputs
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
 from galu.report_build import publish as publish_report
+from galu.sitekeys import site_device
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
 # configuration (already checked), possibly on a node without the GPU or the data mirrors.
@@ -37,6 +39,11 @@ if workflow.is_main_process:
         Path("."),
         record=not DRY_RUN,
     )
+
+# On a machine without a GPU, device auto and cpu both run on the CPU: the same results, so
+# the rules' device param must be the same (changing it must not rerun anything). Elsewhere
+# the setting passes unchanged (a cluster's login node cannot tell what its nodes have).
+config["device"] = site_device(config["device"], local=workflow.local_exec)
 
 SCALE = config["scale"]
 # The configuration of this run, handed to the report built on success (report.smk).
@@ -104,3 +111,23 @@ onerror:
             f" job(s): {', '.join(sorted({j.rule.name for j in failed})) or 'none'}.",
             file=sys.stderr,
         )
+
+
+# Every rule's code closure (galu/closure.py): its script and each galu module and package
+# data file the script imports, directly or not, with their hashes (comments and docstrings
+# left out). It becomes the rule's `code` param, so Snakemake's params trigger reruns exactly
+# the jobs whose code changed (and, through their outputs, their dependants), locally and on
+# a cluster alike; the job's provenance sidecar records it and `galu audit` compares it with
+# the tree. Parses are cached by file content in .snakemake/galu/code-cache.json.
+CODE = CodeScanner(workflow.basedir, cache=".snakemake/galu/code-cache.json")
+
+
+def track_code(rules):
+    """Give every rule that runs a script its ``code`` param (called once all are defined)."""
+    for each in rules:
+        if each.script is not None and "code" not in each.params.keys():
+            script = Path(each.basedir.get_path_or_uri(secret_free=True)) / each.script
+            closure = CODE.closure(script)
+            # Only the hash: Snakemake prints a changed param in full in its reasons.
+            each.set_params(code={"script": closure.script, "sha256": closure.sha256})
+    CODE.save_cache()

@@ -2,6 +2,7 @@
 # opted-in substitute) and converted arrays. Experiment stages request the processed arrays
 # they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
 from galu.data import dataset_names
+from galu.sitekeys import data_result_settings
 
 DATASET_NAMES = "|".join(dataset_names())
 
@@ -24,8 +25,11 @@ rule download:
     resources:
         mem_mb=500,
         runtime=60,
+    # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
+    # site settings (galu/sitekeys.py) the script reads from the config, so moving a mirror
+    # reruns nothing.
     params:
-        settings=config["data"],
+        settings=data_result_settings(config["data"]),
     script:
         "../../scripts/data_download.py"
 

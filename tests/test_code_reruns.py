@@ -1,0 +1,241 @@
+"""Incremental reruns that follow the code (issue 16), on the tiny configuration.
+
+A scratch copy of the repository is marked up to date with placeholder outputs and
+``snakemake --touch --forceall`` (which records every job's params, code included, in
+Snakemake's metadata, as a real run would). Then one library file is edited at a time and
+``snakemake -n`` must plan exactly the jobs whose code closure holds it, and their
+dependants; a no-op, a comment/docstring-only edit and site settings plan nothing. The
+audit is checked on a real (one-job) run: stale after an edit, naming the module, and
+clean after the command it recommends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
+
+from galu.sitekeys import gpu_may_be_present
+
+from conftest import run, tool
+
+pytestmark = pytest.mark.slow
+
+QUIET = {**TINY, "report": {"on_success": False}}
+SCM_PLOTS = {f"scm_plot_{n}": 1 for n in ("perceptron", "relu_k2m2", "k3m2", "relu_k2m3")}
+NORM_CIFAR = {  # every job that reads data/processed/cifar10.npz, and what reads theirs
+    "normalization_lr_sweep": 1,
+    "normalization_train": 1,
+    "normalization_trainability": 1,
+    "normalization_spectra": 1,
+    "normalization_correlations": 1,
+    "normalization_plot_training": 1,
+    "normalization_plot_max_depth": 1,
+    "normalization_plot_layer_spectra": 1,
+    "normalization_plot_jacobian": 1,
+    "normalization_plot_correlations": 1,
+}
+MEM_ALL = {
+    "memorization_underparam": 1,
+    "memorization_search": 2,
+    "memorization_min_width": 1,
+    "memorization_plot_underparam": 1,
+    "memorization_plot_min_width": 1,
+    "memorization_plot_zero_error": 1,
+}
+GEN_SYNTHETIC = {
+    "generalization_synthetic": 3,
+    "generalization_accuracy": 1,
+    "generalization_plot_clusters": 1,
+    "generalization_plot_linear": 1,
+    "generalization_plot_parity": 1,
+}
+PLOTS = {
+    **SCM_PLOTS,
+    "memorization_plot_underparam": 1,
+    "memorization_plot_min_width": 1,
+    "memorization_plot_zero_error": 1,
+    "generalization_plot_clusters": 1,
+    "generalization_plot_linear": 1,
+    "generalization_plot_parity": 1,
+    "normalization_plot_coefficients": 1,
+    "normalization_plot_isometry": 1,
+    "normalization_plot_training": 1,
+    "normalization_plot_max_depth": 1,
+    "normalization_plot_layer_spectra": 1,
+    "normalization_plot_jacobian": 1,
+    "normalization_plot_correlations": 1,
+}
+
+
+def code_edit(text: str) -> str:
+    """A real change of the code: a new module-level constant before the first function."""
+    at = text.index("\ndef ")
+    return f"{text[:at]}\n_EDITED_FOR_THE_TEST = 1\n{text[at:]}"
+
+
+def cosmetic_edit(text: str) -> str:
+    """Comments, a docstring and blank lines only: the module's syntax tree is unchanged."""
+    body = re.sub(r'^"""(.*?)"""', '"""Reworded docstring."""', text, count=1, flags=re.S)
+    return f"# a new comment\n\n{body}\n# and another\n"
+
+
+# file -> (edit, jobs `snakemake -n` plans: rule -> count; claims reads every stage's CSVs)
+EDITS = {
+    "galu/scm/odes.py": (
+        code_edit,
+        {
+            "scm_ode": 5,
+            "scm_simulation": 5,  # galu.scm.simulation imports generalization_error from the ODEs
+            "scm_stability": 1,
+            "scm_trajectories": 1,
+            **SCM_PLOTS,
+            "claims": 1,
+        },
+    ),
+    "galu/scm/figures.py": (code_edit, {**SCM_PLOTS}),
+    "galu/normalization/isometry.py": (
+        code_edit,
+        {"normalization_isometry": 1, "normalization_plot_isometry": 1, "claims": 1},
+    ),
+    # the width search: galu.memorization (the under-parameterized job too) imports it
+    "galu/search.py": (code_edit, {**MEM_ALL, "claims": 1}),
+    "galu/generalization/tasks.py": (code_edit, {**GEN_SYNTHETIC, "claims": 1}),
+    "galu/data/convert.py": (
+        code_edit,
+        {"download": 1, "prepare": 1, **NORM_CIFAR, "claims": 1},
+    ),
+    "galu/claims.py": (code_edit, {"claims": 1}),
+    # the shared ensemble trainer: memorization and generalization training, not the plots
+    "galu/ensemble.py": (code_edit, {**MEM_ALL, **GEN_SYNTHETIC, "claims": 1}),
+    # package data: the style sheet re-renders every figure and nothing else
+    "galu/styles/galu.mplstyle": (lambda text: text + "\nlines.linewidth: 1.7\n", PLOTS),
+}
+
+
+def planned(root: Path) -> Counter:
+    """Rule -> number of jobs `snakemake -n` plans (rule all left out)."""
+    out = smk(root, "-n").stdout
+    if "Nothing to be done" in out:
+        return Counter()
+    table = out[out.index("Job stats:") : out.index("\ntotal")]
+    rules = Counter({rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)})
+    rules.pop("all", None)
+    return rules
+
+
+def outputs_planned(root: Path) -> list[str]:
+    out = smk(root, "-n").stdout
+    found = set()
+    for line in re.findall(r"^\s+output: (.+)$", out, flags=re.M):
+        found.update(part.strip() for part in line.split(","))
+    return sorted(found)
+
+
+@pytest.fixture(scope="module")
+def touched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny-configuration copy whose every output exists and is up to date."""
+    root = tiny_repo(tmp_path_factory.mktemp("reruns") / "repo", QUIET)
+    for rel in outputs_planned(root):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"")
+    smk(root, "--touch", "--forceall", "--cores", "1")
+    return root
+
+
+def test_no_op_rerun_plans_nothing(touched):
+    assert planned(touched) == Counter()
+
+
+@pytest.mark.parametrize("rel", list(EDITS))
+def test_a_library_edit_reruns_exactly_its_jobs_and_their_dependants(touched, rel):
+    edit, expected = EDITS[rel]
+    path = touched / rel
+    original = path.read_bytes()
+    try:
+        path.write_text(edit(original.decode()))
+        assert planned(touched) == Counter(expected)
+    finally:
+        path.write_bytes(original)
+    assert planned(touched) == Counter()  # the edit undone: up to date again
+
+
+def test_comment_and_docstring_edits_rerun_nothing(touched):
+    saved = {}
+    try:
+        for rel in ("galu/scm/odes.py", "galu/ensemble.py", "galu/provenance.py"):
+            saved[rel] = (touched / rel).read_bytes()
+            (touched / rel).write_text(cosmetic_edit(saved[rel].decode()))
+            assert (touched / rel).read_bytes() != saved[rel]
+        assert planned(touched) == Counter()
+    finally:
+        for rel, data in saved.items():
+            (touched / rel).write_bytes(data)
+
+
+def test_site_settings_rerun_nothing_and_substitutes_do(touched):
+    overlay = touched / OVERLAY
+    original = overlay.read_text()
+    site = yaml.safe_load(original)
+    site["data"].update(timeout_s=7, retries=1, backoff_s=0.5, link=True, download=True)
+    site["data"]["mirrors"] = [str(touched / "elsewhere"), "/work/shared/datasets"]
+    if not gpu_may_be_present():  # auto and cpu are the same device here
+        site["device"] = "cpu"
+    try:
+        overlay.write_text(yaml.safe_dump(site))
+        assert planned(touched) == Counter()
+        chosen = yaml.safe_load(original)
+        chosen["data"]["substitutes"] = []  # the official CIFAR-10 bytes (or a substitute)
+        local = touched / "config/local.yaml"
+        had = yaml.safe_load(local.read_text()) if local.is_file() else {}
+        if not (had.get("data") or {}).get("substitutes"):
+            pytest.skip("no substitute configured on this machine to switch off")
+        overlay.write_text(yaml.safe_dump(chosen))
+        assert planned(touched) == Counter({"download": 1, "prepare": 1, **NORM_CIFAR, "claims": 1})
+    finally:
+        overlay.write_text(original)
+
+
+def test_audit_names_stale_outputs_and_its_advice_fixes_them(tmp_path):
+    """A real one-job run (the SCM fixed points); an edit of galu/scm/stability.py makes the
+    CSV stale, the audit names the module and exits 1; its command (with the run's target
+    and overlay) remakes it, after which the audit is clean. Same for a hand edit."""
+    root = tiny_repo(tmp_path / "repo", QUIET)
+    target = "results/scm/stability.csv"
+    smk(root, target, "--cores", "1")
+    galu = tool("galu")
+    assert run([galu, "audit"], root).returncode == 0
+    record = json.loads((root / f"{target}.meta.json").read_text())
+    assert record["code"]["script"] == "scripts/scm_stability.py"
+    assert "galu/scm/stability.py" in record["code"]["files"]
+    assert "code" not in record["params"]
+
+    module = root / "galu/scm/stability.py"
+    module.write_text(code_edit(module.read_text()))
+    audit = run([galu, "audit"], root, check=False)
+    assert audit.returncode == 1
+    assert (
+        f"PROBLEM {target}: stale: made with older code; changed since: galu/scm/stability.py\n"
+        in audit.stdout
+    )
+    explain = run([galu, "audit", "--explain", target], root, check=False)
+    assert explain.returncode == 1 and "changed since: galu/scm/stability.py" in explain.stdout
+    [advice] = re.findall(r"^To rebuild them and what depends on them: (.+)$", audit.stdout, re.M)
+    assert advice == f"snakemake --cores all --forcerun {target}"
+    smk(root, target, *advice.split()[1:])
+    assert run([galu, "audit"], root).returncode == 0
+
+    with open(root / target, "a") as handle:  # a hand edit: a plain rerun does nothing
+        handle.write("0,0\n")
+    plain = smk(root, target, "--cores", "1")
+    assert "Nothing to be done" in plain.stdout + plain.stderr
+    audit = run([galu, "audit"], root, check=False)
+    assert audit.returncode == 1 and "changed after it was written" in audit.stdout
+    [advice] = re.findall(r"^To rebuild them and what depends on them: (.+)$", audit.stdout, re.M)
+    smk(root, target, *advice.split()[1:])
+    assert run([galu, "audit"], root).returncode == 0

@@ -1,0 +1,51 @@
+"""dvc.yaml's code deps are generated from the rules' code closures (galu dvc)."""
+
+from __future__ import annotations
+
+from galu.cli import main
+from galu.dvcstages import code_deps, differences, read_deps, rewrite, wanted_deps
+
+from conftest import REPO, copy_repo
+
+
+def test_dvc_yaml_deps_are_the_code_closures():
+    """Fails when an import, a script or a rule file changed without `galu dvc --update`."""
+    written = read_deps((REPO / "dvc.yaml").read_text())
+    assert set(written) == {"data", "normalization", "scm", "generalization", "memorization",
+                            "report"}  # fmt: skip
+    assert differences(written, wanted_deps(REPO, written)) == []
+
+
+def test_stage_deps_follow_imports_and_keep_data_deps():
+    scm = code_deps(REPO, "scm")
+    assert {"galu/scm/odes.py", "galu/device.py", "galu/styles/galu.mplstyle"} <= set(scm)
+    assert "workflow/rules/scm.smk" in scm and "scripts/scm_plot.py" in scm
+    assert not any(d.startswith(("galu/normalization/", "galu/memorization")) for d in scm)
+    norm = read_deps((REPO / "dvc.yaml").read_text())["normalization"]
+    assert "data/processed/cifar10.npz" in norm  # not code: kept as written
+    assert {"workflow/rules/normalization.smk", "workflow/rules/normalization_experiments.smk",
+            "galu/data/convert.py", "galu/device.py"} <= set(norm)  # fmt: skip
+
+
+def test_rewrite_restores_a_drifted_file_and_changes_nothing_else():
+    text = (REPO / "dvc.yaml").read_text()
+    drifted = text.replace("      - galu/scm/odes.py\n", "", 1).replace(
+        "      - galu/ensemble.py\n", "      - galu/ensemble.py\n      - galu/old.py\n", 1
+    )
+    assert drifted != text
+    written = read_deps(drifted)
+    lines = differences(written, wanted_deps(REPO, written))
+    assert "stage scm: missing deps galu/scm/odes.py" in lines
+    assert any(line.endswith("deps no stage rule uses galu/old.py") for line in lines)
+    assert rewrite(drifted, wanted_deps(REPO, written)) == text
+
+
+def test_cli_check_fails_on_a_new_import_and_update_fixes_it(tmp_path, capsys):
+    root = copy_repo(tmp_path / "repo")
+    script = root / "scripts/scm_trajectories.py"
+    script.write_text(script.read_text() + "\nfrom galu.activations import ACTIVATIONS  # noqa\n")
+    assert main(["dvc", "--root", str(root)]) == 1
+    assert "stage scm: missing deps galu/activations.py" in capsys.readouterr().out
+    assert main(["dvc", "--root", str(root), "--update"]) == 0
+    assert main(["dvc", "--root", str(root)]) == 0
+    assert "      - galu/activations.py\n" in (root / "dvc.yaml").read_text()
