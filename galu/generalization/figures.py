@@ -19,7 +19,7 @@ from galu.plotting import plt  # imported from there: it selects the Agg backend
 
 COLOURS = {
     "relu": "C0",
-    "galu0": "C5",
+    "galu0": "C7",
     "galu": "C1",
     "galu_sigmoid_prev": "C2",
     "linear": "C3",
