@@ -111,6 +111,8 @@ def _batch(batch_size: int) -> int | None:
 class ImageSettings:
     """MNIST/Fashion-MNIST grid (sec. 5): T hidden layers, cross-entropy, Adam.
 
+    ``gate_scales`` are the paper's ``a`` (gate ``sigmoid(x·u / (a d))`` of ``galu0``;
+    see :mod:`galu.generalization.models`), swept for the sigmoid-gated models only.
     ``train_subset`` 0 keeps the whole training set; ``pad_widths`` see
     :func:`galu.generalization.models.build_ensemble`.
     """
