@@ -264,8 +264,9 @@ def measured_text(row: Any) -> str:
     """The measured value, and beside it the ``alternative`` one where the claim has it:
     ``0.0123`` or ``0.0123 (test-selected: 0.0101)``."""
     text = _number(row.measured, noise=1e-8)
-    if getattr(row, "alternative", ""):
-        text += f" ({row.alternative}: {_number(row.measured_alternative, noise=1e-8)})"
+    label = getattr(row, "alternative", "")
+    if isinstance(label, str) and label:  # a table read back from CSV has NaN for none
+        text += f" ({label}: {_number(row.measured_alternative, noise=1e-8)})"
     return text
 
 

@@ -105,6 +105,10 @@ def test_alternative_is_measured_beside_but_never_decides(tree):
     # Without an alternative the cell is the measurement alone.
     plain = evaluate([claim(expression="err")], tree, "quick")
     assert plain.iloc[0].alternative == "" and math.isnan(plain.iloc[0].measured_alternative)
+    assert "| 0.11 |" in markdown_table(plain)
+    # Read back from claims.csv, "no alternative" is NaN: still the measurement alone.
+    plain.to_csv(tree / "claims.csv", index=False)
+    assert "| 0.11 |" in markdown_table(pd.read_csv(tree / "claims.csv"))
     with pytest.raises(ValueError, match="alternative needs a label"):
         claim(alternative={"pivot": None})
     with pytest.raises(ValueError, match="may override only"):
