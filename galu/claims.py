@@ -21,6 +21,11 @@ is declarative:
 - ``finding``: what we believe explains a failure. Numbers it quotes come from the run:
   ``{name}`` is replaced by the quantity ``finding_values[name]`` (``source``, ``where``,
   ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs.
+- ``alternative`` (optional): ``{label: ..., <measurement fields>}``, the same claim
+  measured another way, shown beside the verdict but never deciding it, e.g. the
+  test-selected numbers beside the validation-selected ones (``label: test-selected``,
+  ``pivot`` on ``test_error_test_selected``). Its fields override the claim's
+  ``where``, ``pivot``, ``expression``, ``reduce`` and ``x``.
 
 A claim whose CSV was not produced (its stage disabled, its data missing)
 or whose rows are absent is ``not_run`` with the reason: never a silent pass. A claim
@@ -47,6 +52,7 @@ COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
 PAPERS = ("galu", "scm", "normalization")
 REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
+MEASUREMENT = ("where", "pivot", "expression", "reduce", "x")
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class Claim:
     scales: tuple[str, ...] = field(default=("quick", "paper"))
     precision: float | None = None
     finding_values: tuple[tuple[str, Quantity], ...] = ()
+    alternative: Claim | None = None
+    alternative_label: str = ""
 
     def __post_init__(self) -> None:
         bad = {
@@ -156,37 +164,56 @@ def _quantities(value: Any, claim_id: str) -> tuple[tuple[str, Quantity], ...]:
     return tuple(quantities)
 
 
+def _alternative(entry: Mapping[str, Any], scale: str) -> tuple[Claim | None, str]:
+    """The claim measured the ``alternative`` way (its overrides applied), and its label."""
+    value = entry.get("alternative")
+    if value is None:
+        return None, ""
+    unknown = sorted(set(value) - {"label", *MEASUREMENT}) if isinstance(value, Mapping) else []
+    if not isinstance(value, Mapping) or "label" not in value or unknown:
+        raise ValueError(
+            f"claim {entry['id']!r}: alternative needs a label and may override only "
+            f"{', '.join(MEASUREMENT)}; got {value!r}"
+        )
+    overrides = {k: v for k, v in value.items() if k != "label"}
+    base = {k: v for k, v in entry.items() if k != "alternative"}
+    return _claim({**base, **overrides}, scale), str(value["label"])
+
+
+def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
+    missing = [k for k in REQUIRED if k not in entry]
+    if missing:
+        raise ValueError(f"claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+    tolerance, stated = _tolerance(entry.get("tolerance", 0.0), scale)
+    scales = tuple(entry.get("scales", stated or ("quick", "paper")))
+    alternative, label = _alternative(entry, scale)
+    return Claim(
+        claim_id=str(entry["id"]),
+        paper=entry["paper"],
+        statement=" ".join(str(entry["statement"]).split()),
+        figure=entry["figure"],
+        source=entry["source"],
+        expression=entry["expression"],
+        reduce=entry["reduce"],
+        expected=float(entry["expected"]),
+        tolerance=tolerance,
+        compare=entry.get("compare", "within"),
+        where=entry.get("where"),
+        x=entry.get("x"),
+        pivot=_pivot(entry.get("pivot"), entry["id"]),
+        justification=" ".join(str(entry.get("justification", "")).split()),
+        finding=" ".join(str(entry.get("finding", "")).split()),
+        scales=scales,
+        alternative=alternative,
+        alternative_label=label,
+        precision=float(entry["precision"]) if "precision" in entry else None,
+        finding_values=_quantities(entry.get("finding_values"), entry["id"]),
+    )
+
+
 def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim]:
     """Claims from the YAML list, with tolerances resolved for ``scale``; ids must be unique."""
-    claims: list[Claim] = []
-    for entry in entries:
-        missing = [k for k in REQUIRED if k not in entry]
-        if missing:
-            raise ValueError(f"claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
-        tolerance, stated = _tolerance(entry.get("tolerance", 0.0), scale)
-        scales = tuple(entry.get("scales", stated or ("quick", "paper")))
-        claims.append(
-            Claim(
-                claim_id=str(entry["id"]),
-                paper=entry["paper"],
-                statement=" ".join(str(entry["statement"]).split()),
-                figure=entry["figure"],
-                source=entry["source"],
-                expression=entry["expression"],
-                reduce=entry["reduce"],
-                expected=float(entry["expected"]),
-                tolerance=tolerance,
-                compare=entry.get("compare", "within"),
-                where=entry.get("where"),
-                x=entry.get("x"),
-                pivot=_pivot(entry.get("pivot"), entry["id"]),
-                justification=" ".join(str(entry.get("justification", "")).split()),
-                finding=" ".join(str(entry.get("finding", "")).split()),
-                scales=scales,
-                precision=float(entry["precision"]) if "precision" in entry else None,
-                finding_values=_quantities(entry.get("finding_values"), entry["id"]),
-            )
-        )
+    claims = [_claim(entry, scale) for entry in entries]
     for c in claims:
         named = set(re.findall(r"\{(\w+)\}", c.finding))
         declared = {name for name, _ in c.finding_values}
@@ -278,6 +305,8 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "scale": scale,
             "data_substitute": False,
             "precision": claim.precision or math.nan,
+            "alternative": claim.alternative_label,
+            "measured_alternative": math.nan,
         }
         path = root / claim.source
         if scale not in claim.scales:
@@ -297,6 +326,9 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
                     claim.expected, claim.tolerance, value, claim.precision
                 )
                 row["verdict"] = verdict(claim, value)
+                if claim.alternative is not None:
+                    other = measure(claim.alternative, tables[claim.source])
+                    row["measured_alternative"] = math.nan if other is None else other
                 row["reason"] = claim.justification
                 if row["verdict"] == "fail":
                     row["finding"] = _finding_from_run(claim, root, tables)
@@ -312,10 +344,16 @@ def _number(value: float) -> str:
 
 
 def measured_text(row: Any) -> str:
-    """A row of :func:`evaluate` 's measured value at its precision (``–`` when not run)."""
+    """A row of :func:`evaluate` 's measured value at its precision (``–`` when not run),
+    and beside it the ``alternative`` one where the claim has it, at the same precision:
+    ``0.012`` or ``0.012 (test-selected: 0.010)``."""
     if math.isnan(row.measured):
         return "–"
-    return format_measured(row.measured, row.precision)
+    text = format_measured(row.measured, row.precision)
+    label = getattr(row, "alternative", "")
+    if isinstance(label, str) and label:  # a table read back from CSV has NaN for none
+        text += f" ({label}: {format_measured(row.measured_alternative, row.precision)})"
+    return text
 
 
 def verdict_text(row: Any) -> str:
@@ -356,7 +394,7 @@ def markdown_table(table: pd.DataFrame) -> str:
             r.paper,
             _cell(r.statement),
             expected_text(r.compare, r.expected),
-            measured_text(r),
+            _cell(measured_text(r)),
             _number(r.tolerance),
             verdict_text(r),
         ]
@@ -412,7 +450,7 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
                 why = str(r.reason).rstrip(".")
                 evidence = (
                     f"Expected {expected_text(r.compare, r.expected)}, measured"
-                    f" {measured_text(r)} (tolerance {_number(r.tolerance)}"
+                    f" {rst_escape(measured_text(r))} (tolerance {_number(r.tolerance)}"
                     f"{': ' + rst_escape(why) if why else ''})."
                 )
             if r.verdict == "fail":

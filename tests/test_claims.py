@@ -75,6 +75,46 @@ def test_pivot_compares_columns_of_different_rows(tree):
     assert widest.measured == pytest.approx(0.04)
 
 
+def test_alternative_is_measured_beside_but_never_decides(tree):
+    frame = pd.DataFrame(
+        {
+            "w": [8, 8, 16, 16],
+            "model": ["relu", "galu", "relu", "galu"],
+            "err": [0.10, 0.20, 0.05, 0.09],
+            "err_test": [0.10, 0.12, 0.05, 0.06],
+        }
+    )
+    frame.to_csv(tree / "results/t.csv", index=False)
+    fields = dict(
+        pivot={"index": "w", "columns": "model", "values": "err"},
+        expression="galu - relu",
+        compare="at_most",
+        expected=0.05,
+        alternative={
+            "label": "test-selected",
+            "pivot": {"index": "w", "columns": "model", "values": "err_test"},
+        },
+    )
+    row = run_one(tree, **fields)
+    assert row.measured == pytest.approx(0.07) and row.verdict == "fail"
+    assert row.alternative == "test-selected"
+    assert row.measured_alternative == pytest.approx(0.015)  # would pass; still a fail
+    table = evaluate([claim(**fields)], tree, "quick")
+    assert "| 0.070 (test-selected: 0.015) |" in markdown_table(table)
+    assert "measured 0.070 (test-selected: 0.015)" in caption_verdicts(table, "figures/x.png")
+    # Without an alternative the cell is the measurement alone.
+    plain = evaluate([claim(expression="err")], tree, "quick")
+    assert plain.iloc[0].alternative == "" and math.isnan(plain.iloc[0].measured_alternative)
+    assert "| 0.11 |" in markdown_table(plain)
+    # Read back from claims.csv, "no alternative" is NaN: still the measurement alone.
+    plain.to_csv(tree / "claims.csv", index=False)
+    assert "| 0.11 |" in markdown_table(pd.read_csv(tree / "claims.csv"))
+    with pytest.raises(ValueError, match="alternative needs a label"):
+        claim(alternative={"pivot": None})
+    with pytest.raises(ValueError, match="may override only"):
+        claim(alternative={"label": "x", "expected": 1.0})
+
+
 def test_comparisons_decide_the_verdict(tree):
     assert run_one(tree, expected=0.4, tolerance=0.03).verdict == "pass"
     assert run_one(tree, expected=0.4, tolerance=0.02).verdict == "fail"

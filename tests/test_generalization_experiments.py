@@ -20,10 +20,12 @@ from galu.generalization.experiments import (
     image_accuracy,
     image_experiment,
     linear_table,
+    member_frame,
     member_seeds,
     parity_table,
     synthetic_experiment,
 )
+from galu.generalization.training import train_members
 
 torch.set_num_threads(1)
 
@@ -41,12 +43,12 @@ def _arrays() -> dict[str, np.ndarray]:
 
 
 IMAGE = ImageSettings(
-    models=["relu", "galu", "galu_sigmoid", "linear"],
+    models=["relu", "galu0", "galu", "galu_sigmoid_prev", "linear"],
     widths=[4, 8],
     depth=2,
     seeds=2,
     lrs=[3e-2, 1e-2],
-    gate_scales=[1.0, 10.0],
+    gate_scales=[0.1, 2.0],
     steps=60,
     batch_size=32,
     n_components=8,
@@ -61,11 +63,14 @@ def image_grid_table() -> pd.DataFrame:
 
 def test_image_grid_has_one_row_per_member(image_grid_table):
     grid = image_grid_table
-    # relu, galu: 2 widths x 2 seeds x 2 lrs; sigmoid x 2 gate scales; linear 2 seeds x 2 lrs
-    assert len(grid) == 8 + 8 + 16 + 4
+    # relu, galu: 2 widths x 2 seeds x 2 lrs; the two sigmoid-gated models x 2 gate scales;
+    # linear 2 seeds x 2 lrs
+    assert len(grid) == 8 + 8 + 2 * 16 + 4
     assert sorted(grid["seed"].unique()) == [5, 6]
     assert set(grid.loc[grid.model == "linear", "width"]) == {0}
-    assert grid.loc[grid.model != "galu_sigmoid", "gate_scale"].isna().all()
+    sigmoid = grid.model.isin(["galu0", "galu_sigmoid_prev"])
+    assert grid.loc[~sigmoid, "gate_scale"].isna().all()
+    assert set(grid.loc[sigmoid, "gate_scale"]) == {0.1, 2.0}
     assert (grid["n_train"] == 360).all() and (grid["n_test"] == 100).all()
     errors = grid[["train_error", "val_error", "test_error"]].to_numpy()
     assert np.all((errors >= 0) & (errors <= 1))
@@ -83,7 +88,7 @@ def test_image_grid_is_reproducible(image_grid_table):
 
 def test_image_accuracy_selects_per_model_and_width(image_grid_table):
     table = image_accuracy(image_grid_table)
-    assert len(table) == 2 * (2 + 2 + 2) + 2  # (model, width, seed) rows, linear: 2 seeds
+    assert len(table) == 2 * (2 + 2 + 2 + 2) + 2  # (model, width, seed) rows, linear: 2 seeds
     for _, row in table.iterrows():
         same = image_grid_table[
             (image_grid_table.model == row.model)
@@ -92,6 +97,41 @@ def test_image_accuracy_selects_per_model_and_width(image_grid_table):
         ]
         assert row.val_error in same["val_error"].to_numpy()
     assert (table["test_error_test_selected"].groupby(table.model).mean() <= 1).all()
+    # The test-selected error is the best seed-mean test error of the grid.
+    best = image_grid_table.groupby(["model", "width", "lr", "gate_scale"], dropna=False)
+    best = best["test_error"].mean().groupby(["model", "width"]).min()
+    chosen = table.groupby(["model", "width"])["test_error_test_selected"].mean()
+    np.testing.assert_allclose(chosen, best.loc[chosen.index], rtol=0, atol=1e-12)
+
+
+def test_the_gate_scale_of_a_csv_row_is_the_gate_the_network_used(tmp_path):
+    # Each row's (model, width, seed, lr, a) goes to CSV and back; recomputing member i by
+    # hand with that a, the paper's sigmoid(x·u / (a d)) on the input x, gives its output.
+    settings = ImageSettings(["galu0"], [3, 5], 2, 2, [1e-2], [0.01, 0.5, 10.0], 20, 16)
+    x = torch.randn(40, 6, generator=torch.Generator().manual_seed(2))
+    y = torch.randint(0, 10, (40,), generator=torch.Generator().manual_seed(3))
+    members = settings.members(seed=1)
+    fit = train_members(members, x, y, "cross_entropy", 20, 16, 2, 10)
+    member_frame(members, fit.order).to_csv(tmp_path / "grid.csv", index=False)
+    rows = pd.read_csv(tmp_path / "grid.csv")
+    assert sorted(set(rows.gate_scale)) == [0.01, 0.5, 10.0]
+    (block,) = fit.stack.blocks
+    with torch.no_grad():
+        out = fit.stack(x).double()
+        x64 = x.double()
+        for e, row in rows.iterrows():
+            k = row.width
+            assert (block.widths[e], block.seeds[e]) == (k, row.seed)
+            h = x64
+            for layer in range(2):
+                weight, bias = (t[e, :k].double() for t in block.layer(layer))
+                weight = weight[:, : h.shape[1]]
+                u = block.gates(layer)[0][e, :k].double()
+                gate = torch.sigmoid(x64 @ u.T / (row.gate_scale * 6))
+                h = gate * (h @ weight.T + bias)
+            readout = block._scaled(block.readout)[e, :k].double()
+            expected = h @ readout + block._scaled(block.out_bias)[e].double()
+            torch.testing.assert_close(out[e], expected, rtol=1e-5, atol=1e-5)
 
 
 SYNTH = SyntheticSettings(

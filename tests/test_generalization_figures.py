@@ -41,6 +41,36 @@ def test_width_figure_shows_means_and_the_linear_baseline():
     plt.close(fig)
 
 
+def test_width_figure_tells_the_papers_model_from_the_ablations():
+    models = ["galu0", "galu", "galu_sigmoid_prev"]
+    rows = pd.DataFrame(
+        {
+            "model": np.repeat(models, 2),
+            "width": [16] * 6,
+            "seed": [0, 1] * 3,
+            "test_error": [0.06, 0.08, 0.14, 0.12, 0.05, 0.05],
+            "test_error_test_selected": [0.05, 0.07, 0.13, 0.11, 0.04, 0.04],
+        }
+    )
+    fig = width_figure(rows, "t")
+    ax = fig.axes[0]
+    lines = _lines(ax)
+    np.testing.assert_allclose(lines["GaLU0: sigmoid gates on x (paper's model)"], [0.07])
+    np.testing.assert_allclose(lines["GaLU, step gates on h (ablation: theory's model)"], [0.13])
+    np.testing.assert_allclose(
+        lines["sigmoid gates on h, trained through (ablation, ours)"], [0.05]
+    )
+    # Dotted: the test-selected means, one per model.
+    dotted = [c for c in ax.containers if c.lines[0].get_linestyle() == ":"]
+    means = sorted(float(c.lines[0].get_ydata()[0]) for c in dotted)
+    np.testing.assert_allclose(means, [0.04, 0.06, 0.12])
+    # The ablations are dashed, the paper's model solid.
+    styles = {c.get_label(): c.lines[0].get_linestyle() for c in ax.containers}
+    assert styles["GaLU0: sigmoid gates on x (paper's model)"] == "-"
+    assert styles["GaLU, step gates on h (ablation: theory's model)"] == "--"
+    plt.close(fig)
+
+
 def test_clusters_figure_draws_the_noise_floors():
     sigmas = [0.0, 0.5, 1.0]
     rows = pd.DataFrame(

@@ -57,15 +57,15 @@ def test_member_draws_depend_on_its_own_seed_only():
     assert not torch.equal(a.weights[0][0], a.weights[0][1])
 
 
-def test_sigmoid_gate_limits():
+def test_sigmoid_gate_on_previous_layer_limits():
     x = _x(6, 4, seed=1)
     kw = dict(in_dim=4, out_dim=2, depth=2, widths=[5], seeds=[3], dtype=torch.float64)
     step = GatedEnsemble("galu", **kw)
-    sharp = GatedEnsemble("galu_sigmoid", **kw, gate_scales=[1e9])
-    # Same seed, same draws: a huge gate scale turns the sigmoid into the step gate.
+    sharp = GatedEnsemble("galu_sigmoid_prev", **kw, gate_scales=[1e-9])
+    # Same seed, same draws: a vanishing gate scale a turns sigmoid(g / a) into the step gate.
     torch.testing.assert_close(sharp(x), step(x), rtol=0, atol=1e-9)
-    # A vanishing scale opens every gate halfway: a linear net scaled by 1/2 per layer.
-    soft = GatedEnsemble("galu_sigmoid", **kw, gate_scales=[1e-12])
+    # A huge scale opens every gate halfway: a linear net scaled by 1/2 per layer.
+    soft = GatedEnsemble("galu_sigmoid_prev", **kw, gate_scales=[1e12])
     (w1, b1), (w2, b2) = soft.layer(0), soft.layer(1)
     h = 0.5 * (x @ w1[0].T + b1[0])
     h = 0.5 * (h @ w2[0].T + b2[0])
@@ -128,16 +128,18 @@ def test_every_model_fits_a_tiny_separable_problem(out_dim):
     members = [
         MemberSpec("relu", 16, 0, 1e-2),
         MemberSpec("galu", 16, 0, 1e-2),
-        MemberSpec("galu_sigmoid", 16, 0, 1e-2, 1.0),
+        MemberSpec("galu_sigmoid_prev", 16, 0, 1e-2, 1.0),
+        MemberSpec("galu0", 16, 0, 1e-2, 0.1),
         MemberSpec("linear", 0, 0, 1e-2),
     ]
     fit = train_members(members, x, y, loss, 400, None, 2, out_dim)
     errors = error_rates(fit.stack(x), y)
-    assert [m.model for m in fit.stack.members] == ["relu", "galu", "galu_sigmoid", "linear"]
-    np.testing.assert_array_equal(errors, np.zeros(4))
+    order = ["relu", "galu0", "galu", "galu_sigmoid_prev", "linear"]
+    assert [m.model for m in fit.stack.members] == order
+    np.testing.assert_array_equal(errors, np.zeros(5))
     # Before training, the nets got a fair share of this problem wrong.
     fresh = build_ensemble(members, 6, out_dim, 2)
-    assert error_rates(fresh(x).detach(), y)[:3].min() > 0.05
+    assert error_rates(fresh(x).detach(), y)[:4].min() > 0.05
 
 
 def test_stack_splits_per_member_inputs_between_blocks():
@@ -162,8 +164,15 @@ def test_stack_splits_per_member_inputs_between_blocks():
         (dict(model="relu", width=0, seed=0, lr=0.1), "width of a relu member"),
         (dict(model="relu", width=3, seed=-1, lr=0.1), "seed must be a non-negative int"),
         (dict(model="relu", width=3, seed=0, lr=0.0), "lr must be a finite number > 0"),
-        (dict(model="galu_sigmoid", width=3, seed=0, lr=0.1), "gate_scale of a galu_sigmoid"),
-        (dict(model="galu", width=3, seed=0, lr=0.1, gate_scale=1.0), "galu_sigmoid only"),
+        (dict(model="galu0", width=3, seed=0, lr=0.1), "gate_scale of a galu0 member"),
+        (
+            dict(model="galu_sigmoid_prev", width=3, seed=0, lr=0.1, gate_scale=math.inf),
+            "gate_scale of a galu_sigmoid_prev member must be a finite",
+        ),
+        (
+            dict(model="galu", width=3, seed=0, lr=0.1, gate_scale=1.0),
+            "galu0, galu_sigmoid_prev only",
+        ),
     ],
 )
 def test_bad_member_is_named(kwargs, message):
@@ -176,9 +185,99 @@ def test_bad_ensemble_arguments_are_named():
         GatedEnsemble("linear", 2, 1, 1, [3], [0])
     with pytest.raises(ValueError, match="depth must be an int >= 1, got 0"):
         GatedEnsemble("relu", 2, 1, 0, [3], [0])
-    with pytest.raises(ValueError, match="gate_scales are required"):
-        GatedEnsemble("galu_sigmoid", 2, 1, 1, [3], [0])
+    with pytest.raises(ValueError, match="gate_scales are required for kind 'galu0'"):
+        GatedEnsemble("galu0", 2, 1, 1, [3], [0])
     with pytest.raises(ValueError, match="lr_scales must be 1 finite numbers > 0"):
         GatedEnsemble("relu", 2, 1, 1, [3], [0], lr_scales=[-1.0])
     with pytest.raises(ValueError, match="members must name at least one"):
         build_ensemble([], 2, 1, 1)
+
+
+# GaLU0, the model of the paper's MNIST experiment (Fiat et al., sec. 5): every layer's gate
+# is sigmoid(x·u / (a d)) of the raw input x, with u ~ N(0, I_d) fixed and no offset.
+GALU0 = dict(in_dim=8, out_dim=3, depth=2, widths=[5, 7], seeds=[4, 9], dtype=torch.float64)
+
+
+def test_galu0_gates_are_sigmoid_of_the_input_over_a_d():
+    net = GatedEnsemble("galu0", **GALU0, gate_scales=[0.5, 0.01])
+    x = _x(11, 8, seed=5)
+    _, gates = net.hidden(x)
+    a = torch.tensor([0.5, 0.01], dtype=torch.float64)[:, None, None]
+    for layer in range(2):
+        u, offset = net.gates(layer)
+        assert offset is None and u.shape == (2, 7, 8)  # on x (d = 8) in every layer
+        expected = torch.sigmoid(torch.einsum("bd,ekd->ebk", x, u) / (a * 8))
+        torch.testing.assert_close(gates[layer], expected, rtol=0, atol=1e-13)
+    # u ~ N(0, I_d): unit variance per coordinate (not scaled by the fan-in).
+    big = GatedEnsemble("galu0", 100, 1, 1, [400], [0], gate_scales=[1.0], dtype=torch.float64)
+    assert abs(big.gate_0.var().item() - 1) < 4 * math.sqrt(2 / big.gate_0.numel())
+
+
+def test_galu0_with_small_a_is_the_step_gate_away_from_the_boundary():
+    net = GatedEnsemble("galu0", **GALU0, gate_scales=[1e-4, 1e-4])
+    x = _x(200, 8, seed=6)
+    _, gates = net.hidden(x)
+    for layer in range(2):
+        u = net.gates(layer)[0]
+        argument = torch.einsum("bd,ekd->ebk", x, u) / 8
+        real = net.mask[:, None, :].bool().expand_as(argument)  # not a padded unit
+        away = (argument.abs() > 1e-2) & real  # |x·u / (a d)| > 100
+        assert away[real].double().mean() > 0.95
+        step = (argument >= 0).double()
+        # sigmoid(100) rounds to 1; sigmoid(-100) is 4e-44.
+        assert (gates[layer] - step)[away].abs().max().item() < 1e-40
+    # And a -> inf opens every gate halfway.
+    wide = GatedEnsemble("galu0", **GALU0, gate_scales=[1e12, 1e12])
+    torch.testing.assert_close(
+        wide.hidden(x)[1][1], torch.full((2, 200, 7), 0.5, dtype=torch.float64)
+    )
+
+
+def test_galu0_gates_never_change_during_training():
+    members = [MemberSpec("galu0", 6, 3, 1e-2, 0.1), MemberSpec("galu0", 4, 5, 1e-3, 2.0)]
+    x = _x(64, 3, seed=7).float()
+    y = torch.sign(x[:, 0] * x[:, 1])
+    stack = build_ensemble(members, 3, 1, 2)
+    fresh = build_ensemble(members, 3, 1, 2)
+    start = [p.detach().clone() for p in stack.parameters()]
+    settings = TrainSettings(steps=30, lr=1e-2, batch_size=16)
+    train_ensemble(stack, hinge_loss, x, y, [m.seed for m in stack.members], settings)
+    trained, new = stack.blocks[0], fresh.blocks[0]
+    for layer in range(2):
+        assert torch.equal(trained.gates(layer)[0], new.gates(layer)[0])  # bit-identical
+        assert torch.equal(trained.hidden(x)[1][layer], new.hidden(x)[1][layer])
+    # ... while every trained weight moved.
+    assert all(not torch.equal(p, q) for p, q in zip(stack.parameters(), start, strict=True))
+    assert all(not b.requires_grad for b in trained.buffers())
+
+
+def test_no_gradient_reaches_the_galu0_gates():
+    net = GatedEnsemble("galu0", **GALU0, gate_scales=[0.1, 1.0])
+    assert not any(name.startswith("gate") for name, _ in net.named_parameters())
+    for layer in range(2):
+        net.gates(layer)[0].requires_grad_(True)  # even if asked for, none arrives
+    net(_x(9, 8, seed=8)).square().sum().backward()
+    assert all(net.gates(layer)[0].grad is None for layer in range(2))
+    assert net.weights[0].grad.abs().sum() > 0
+    # The previous-layer sigmoid ablation does pass gradient through its gate.
+    prev = GatedEnsemble("galu_sigmoid_prev", **GALU0, gate_scales=[0.1, 1.0])
+    prev.gate_1.requires_grad_(True)
+    prev(_x(9, 8, seed=8)).square().sum().backward()
+    assert prev.gate_1.grad is not None and prev.gate_1.grad.abs().sum() > 0
+
+
+def test_galu0_second_layer_gates_are_a_function_of_x_alone():
+    x = _x(13, 8, seed=9)
+    for kind, depends_on_layer_one in (("galu0", False), ("galu_sigmoid_prev", True)):
+        net = GatedEnsemble(kind, **GALU0, gate_scales=[0.1, 0.1])
+        with torch.no_grad():
+            net.biases[0].normal_()
+        before_h, before = net.hidden(x)
+        with torch.no_grad():  # permute the first layer's units, and their biases
+            perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
+            net.weights[0].copy_(net.weights[0][:, perm])
+            net.biases[0].copy_(net.biases[0][:, perm])
+        after_h, after = net.hidden(x)
+        assert torch.equal(before[0], after[0])  # layer 1 reads x in both models
+        assert torch.equal(before[1], after[1]) is not depends_on_layer_one
+        assert not torch.allclose(before_h, after_h)  # the network did change

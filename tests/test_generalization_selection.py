@@ -19,7 +19,7 @@ def _grid() -> pd.DataFrame:
             rows.append(("relu", 8, seed, lr, np.nan, val[lr][seed], test[lr][seed]))
     for a, shift in ((1.0, 0.05), (2.0, 0.0)):
         for seed in (0, 1):
-            rows.append(("galu_sigmoid", 8, seed, 0.1, a, 0.2 + shift, 0.3 - shift))
+            rows.append(("galu0", 8, seed, 0.1, a, 0.2 + shift, 0.3 - shift))
     columns = ["model", "width", "seed", "lr", "gate_scale", "val_error", "test_error"]
     grid = pd.DataFrame(rows, columns=columns)
     grid.insert(0, "dataset", "mnist")
@@ -32,10 +32,10 @@ def test_choice_minimizes_the_seed_mean_of_the_criterion():
     assert by_val.loc["relu", "lr"] == 0.1
     assert np.isnan(by_val.loc["relu", "gate_scale"])
     assert by_val.loc["relu", "mean_val_error"] == pytest.approx(0.11)
-    assert by_val.loc["galu_sigmoid", "gate_scale"] == 2.0
+    assert by_val.loc["galu0", "gate_scale"] == 2.0
     by_test = choose(_grid(), "test_error").set_index("model")
     assert by_test.loc["relu", "lr"] == 0.01
-    assert by_test.loc["galu_sigmoid", "gate_scale"] == 1.0
+    assert by_test.loc["galu0", "gate_scale"] == 1.0
 
 
 def test_a_diverged_seed_disqualifies_its_setting():
@@ -58,7 +58,7 @@ def test_selected_table_keeps_both_choices_per_seed():
     np.testing.assert_allclose(relu["test_error"], [0.15, 0.17])
     np.testing.assert_allclose(relu["lr_test_selected"], [0.01, 0.01])
     np.testing.assert_allclose(relu["test_error_test_selected"], [0.11, 0.09])
-    sigmoid = table.loc["galu_sigmoid"]
+    sigmoid = table.loc["galu0"]
     np.testing.assert_allclose(sigmoid["gate_scale"], [2.0, 2.0])
     np.testing.assert_allclose(sigmoid["gate_scale_test_selected"], [1.0, 1.0])
     np.testing.assert_allclose(sigmoid["test_error_test_selected"], [0.25, 0.25])

@@ -1,6 +1,7 @@
 """Do GaLU networks generalize like ReLU networks? (Fiat et al., arXiv 1906.05032, sec. 5)
 
-- :mod:`~galu.generalization.models`: ensembles of deep relu / galu / galu_sigmoid nets
+- :mod:`~galu.generalization.models`: ensembles of deep relu, galu0 (the paper's model)
+  and the ablations galu (step gates) and galu_sigmoid_prev nets
   and the linear baseline, with member-wise learning rates;
 - :mod:`~galu.generalization.features`: PCA + standardization fitted on training data,
   the validation split;

@@ -29,7 +29,7 @@ import torch
 
 from galu.exact import load_exact, solve_galu
 from galu.generalization.features import ImageFeatures, image_features
-from galu.generalization.models import MODELS, MemberSpec
+from galu.generalization.models import MODELS, SIGMOID, MemberSpec
 from galu.generalization.selection import selected_table
 from galu.generalization.tasks import (
     CLUSTER_TASKS,
@@ -71,7 +71,7 @@ EXTRA_COLUMNS = [
 ]
 CLASSES = 10
 # Models of the synthetic tasks: one hidden layer, no gate scale to select, so no
-# galu_sigmoid; the exact least-squares GaLU fit exists for the squared loss only.
+# sigmoid-gated model; the exact least-squares GaLU fit exists for the squared loss only.
 SYNTHETIC_MODELS = ("relu", "galu", "linear", "galu_exact")
 CLUSTER_MODELS = ("relu", "galu", "galu_exact")
 BINARY_MODELS = ("relu", "galu", "linear")
@@ -111,6 +111,8 @@ def _batch(batch_size: int) -> int | None:
 class ImageSettings:
     """MNIST/Fashion-MNIST grid (sec. 5): T hidden layers, cross-entropy, Adam.
 
+    ``gate_scales`` are the paper's ``a`` (gate ``sigmoid(x·u / (a d))`` of ``galu0``;
+    see :mod:`galu.generalization.models`), swept for the sigmoid-gated models only.
     ``train_subset`` 0 keeps the whole training set; ``pad_widths`` see
     :func:`galu.generalization.models.build_ensemble`.
     """
@@ -139,7 +141,7 @@ class ImageSettings:
         if not self.widths or not all(isinstance(w, int) and w >= 1 for w in self.widths):
             raise ValueError(f"widths must be a non-empty list of ints >= 1, got {self.widths!r}")
         _check_positive("lrs", self.lrs)
-        if "galu_sigmoid" in self.models:
+        if any(m in SIGMOID for m in self.models):
             _check_positive("gate_scales", self.gate_scales)
 
     def members(self, seed: int) -> list[MemberSpec]:
@@ -147,7 +149,7 @@ class ImageSettings:
         out = []
         for model in self.models:
             widths = [0] if model == "linear" else self.widths
-            scales = self.gate_scales if model == "galu_sigmoid" else [None]
+            scales = self.gate_scales if model in SIGMOID else [None]
             for width in widths:
                 for s in member_seeds(seed, self.seeds):
                     for lr in self.lrs:
@@ -155,7 +157,7 @@ class ImageSettings:
         return out
 
 
-def _member_frame(members: Sequence[MemberSpec], order: np.ndarray) -> pd.DataFrame:
+def member_frame(members: Sequence[MemberSpec], order: np.ndarray) -> pd.DataFrame:
     """model, width, seed, lr, gate_scale of each stack member (in the stack's order)."""
     specs = [members[i] for i in order]
     return pd.DataFrame(
@@ -197,7 +199,7 @@ def image_grid(
         settings.pad_widths,
         device,
     )
-    table = _member_frame(members, fit.order)
+    table = member_frame(members, fit.order)
     table.insert(0, "dataset", dataset)
     table["train_loss"], table["train_error"] = scores(fit, "cross_entropy", x_fit, y_fit)
     _, table["val_error"] = scores(fit, "cross_entropy", x_val, y_val)
@@ -276,7 +278,7 @@ def _synthetic_rows(
     # One hidden layer, one output; unpadded blocks (all members share one width anyway).
     fit = train_members(members, x_train, y_train, loss, settings.steps, batch, 1, 1, False, device)
     order = torch.from_numpy(fit.order)
-    table = _member_frame(members, fit.order)
+    table = member_frame(members, fit.order)
     table["train_loss"], table["train_error"] = scores(fit, loss, x_train[order], y_train[order])
     table["test_loss"], table["test_error"] = scores(fit, loss, x_test[order], y_test[order])
     table["n_train"], table["n_test"] = y_train.shape[1], y_test.shape[1]

@@ -17,14 +17,27 @@ from matplotlib.figure import Figure
 
 from galu.plotting import plt  # imported from there: it selects the Agg backend first
 
-COLOURS = {"relu": "C0", "galu": "C1", "galu_sigmoid": "C2", "linear": "C3", "galu_exact": "C4"}
+COLOURS = {
+    "relu": "C0",
+    "galu0": "C7",
+    "galu": "C1",
+    "galu_sigmoid_prev": "C2",
+    "linear": "C3",
+    "galu_exact": "C4",
+}
 LABELS = {
     "relu": "ReLU",
+    "galu0": "GaLU0: sigmoid gates on x (paper's model)",
     "galu": "GaLU (step gates)",
-    "galu_sigmoid": "GaLU (sigmoid gates)",
+    "galu_sigmoid_prev": "sigmoid gates on h, trained through (ablation, ours)",
     "linear": "linear baseline",
     "galu_exact": "GaLU, exact least squares",
 }
+# On the image figures the step-gated GaLU is an ablation: the theory's model, not the one
+# the paper's MNIST experiment trains.
+IMAGE_LABELS = {**LABELS, "galu": "GaLU, step gates on h (ablation: theory's model)"}
+# Ablations are drawn thinner and dashed so the paper's models stand out.
+ABLATIONS = ("galu", "galu_sigmoid_prev")
 
 
 def _summary(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -53,11 +66,14 @@ def _models(rows: pd.DataFrame, order: Sequence[str] = tuple(COLOURS)) -> list[s
 
 
 def width_figure(rows: pd.DataFrame, title: str) -> Figure:
-    """Test error against width, validation-selected (solid) and test-selected (dotted).
+    """Test error against width, validation-selected (solid; dashed for the ablations) and
+    test-selected (dotted).
 
-    The linear baseline (``width`` 0) is a horizontal line with a one-std band.
+    The legend says which curve is the paper's model (GaLU0, ReLU) and which are our
+    ablations (step gates, sigmoid gates on the previous layer). The linear baseline
+    (``width`` 0) is a horizontal line with a one-std band.
     """
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=(7.2, 4.8))
     for model in _models(rows):
         one = rows[rows["model"] == model]
         if model == "linear":
@@ -66,7 +82,8 @@ def width_figure(rows: pd.DataFrame, title: str) -> Figure:
             ax.axhline(mean, color=COLOURS[model], lw=1.5, label=LABELS[model])
             ax.axhspan(mean - std, mean + std, color=COLOURS[model], alpha=0.15, lw=0)
             continue
-        _curve(ax, one, "width", "test_error", model)
+        style = dict(ls="--", lw=1.2, marker="s", ms=4) if model in ABLATIONS else {}
+        _curve(ax, one, "width", "test_error", model, label=IMAGE_LABELS[model], **style)
         _curve(ax, one, "width", "test_error_test_selected", model, ls=":", marker=".", label=None)
     ax.plot([], [], "k:", label="dotted: hyper-parameters picked on the test set")
     ax.set(xlabel="hidden-layer width k", ylabel="test error (validation-selected)", title=title)

@@ -16,7 +16,8 @@ GEN_PARAMS = {
 }
 
 
-# Networks in one image job's ensemble (linear has no width; gate scales only for sigmoid).
+# Networks in one image job's ensemble (linear has no width; gate scales only for the
+# sigmoid-gated models).
 GEN_IMAGE_MEMBERS = (
     len(GEN["images"]["lrs"])
     * GEN["images"]["seeds"]
@@ -25,7 +26,11 @@ GEN_IMAGE_MEMBERS = (
             1
             if model == "linear"
             else len(GEN["images"]["widths"])
-            * (len(GEN["images"]["gate_scales"]) if model == "galu_sigmoid" else 1)
+            * (
+                len(GEN["images"]["gate_scales"])
+                if model in ("galu0", "galu_sigmoid_prev")
+                else 1
+            )
         )
         for model in GEN["images"]["models"]
     )
