@@ -139,7 +139,7 @@ def test_a_failed_claims_finding_is_shown_only_when_it_fails(tree):
     assert "never shown" not in text
     caption = caption_verdicts(table, "figures/x.png")
     assert (
-        "Expected 5, measured 0.425 (tolerance 0). *What we believe explains it:* why." in caption
+        "Expected 5, measured 0.425. *What we believe explains it:* why." in caption
     )
 
 
@@ -178,8 +178,8 @@ def test_caption_states_each_claim_of_its_figure_with_verdict_and_numbers(tree):
         "**Claims this figure tests, checked at the quick scale** "
         "(all claims: ``results/claims.csv``):\n\n"
         "- **pass** ``a``: \\|x\\| - sqrt(2/pi) \\*trains\\* "
-        "Expected 0.4, measured 0.425 (tolerance 0.1).\n"
-        "- **pass** ``b``: R\\_1 ends Expected ≥ 0.1, measured 0.425 (tolerance 0: j).\n"
+        "Expected 0.4 ± 0.1, measured 0.425.\n"
+        "- **pass** ``b``: R\\_1 ends Expected ≥ 0.1, measured 0.425 (j).\n"
         "- **not_run** ``c``: s not measured: results/none.csv was not produced (stage disabled"
         " or its data missing)"
         "\n\n{% endraw %}\n"
@@ -209,3 +209,20 @@ def test_every_declared_statement_renders_in_a_caption(tree):
 
 def test_caption_path_mirrors_the_figure_path():
     assert caption_path("figures/scm/k3m2.png") == "results/captions/scm/k3m2.rst"
+
+
+def test_caption_folds_the_tolerance_into_a_one_sided_bound(tree):
+    # mean of y is 0.425: "expected ≤ 0, tolerance 0.5" passes; the caption states the bound
+    # the measurement met (≤ 0.5), not a bound of 0 that 0.425 seems to break.
+    claims = [
+        claim(id="lo", compare="at_most", expected=0.0, tolerance=0.5),
+        claim(id="hi", compare="at_least", expected=1.0, tolerance=0.6),
+        claim(id="no", compare="at_most", expected=0.0, tolerance=0.4),
+    ]
+    table = evaluate(claims, tree, "quick")
+    assert list(table["verdict"]) == ["pass", "pass", "fail"]
+    text = caption_verdicts(table, "figures/x.png")
+    assert "**pass** ``lo``: s Expected ≤ 0.5 (0 plus tolerance 0.5), measured 0.425." in text
+    assert "**pass** ``hi``: s Expected ≥ 0.4 (1 minus tolerance 0.6), measured 0.425." in text
+    assert "**fail** ``no``: s Expected ≤ 0.4 (0 plus tolerance 0.4), measured 0.425." in text
+    assert "tolerance 0.5)," in text and "Expected ≤ 0," not in text
