@@ -7,6 +7,7 @@ import yaml
 from galu.claims import caption_path
 from galu.config import ConfigError, validate_files
 from galu.integrity import announce, check_consistency, preflight
+from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
@@ -20,6 +21,11 @@ if workflow.is_main_process:
             check_cuda=workflow.local_exec,
         )
         check_consistency(config)
+        # profiles/slurm ships EDIT-partition / EDIT-account: stop before submitting jobs.
+        check_placeholders(
+            workflow.resource_settings.default_resources,
+            workflow.resource_settings.overwrite_resources,
+        )
     except ConfigError as error:
         # One readable message and a non-zero exit, before any job runs (no traceback).
         print(f"galu: {error}", file=sys.stderr)
