@@ -5,6 +5,7 @@ from pathlib import Path
 
 from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
 from galu.config import load_yaml
+from galu.observations import observations_rst
 from galu.provenance import Run, atomic_write_bytes
 
 run = Run.from_snakemake(snakemake)
@@ -15,6 +16,6 @@ atomic_write_bytes(snakemake.output.md, markdown_table(table).encode())
 run.stamp(snakemake.output.md)
 figures = snakemake.params.figures
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
-    text = Path(template).read_text() + caption_verdicts(table, figure)
+    text = Path(template).read_text() + observations_rst(figure) + caption_verdicts(table, figure)
     atomic_write_bytes(caption, text.encode())
     run.stamp(caption)

@@ -3,6 +3,8 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+from galu.observations import observation_sources
+
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if f in ALL_TARGETS}
 
@@ -12,6 +14,8 @@ rule claims:
         claims="workflow/claims.yaml",
         sources=claim_sources,
         templates=sorted(set(REPORT_FIGURES.values())),
+        # the CSVs each caption's "what the data show" sentences are computed from
+        observed=observation_sources(list(REPORT_FIGURES)),
     output:
         csv=report(
             "results/claims.csv",
