@@ -237,8 +237,12 @@ class Run:
         """Build from the ``snakemake`` object a ``script:`` receives.
 
         Also sends Python logging and warnings to the rule's ``log:`` file, so
-        every job leaves a record of what it did (and of any device fallback).
+        every job leaves a record of what it did (and of any device fallback), and starts
+        the job's heartbeat: a line on stderr every minute while it runs
+        (:func:`galu.feedback.start_heartbeat`).
         """
+        from galu.feedback import start_heartbeat
+
         if len(smk.log):
             log_to_file(smk.log[0])
         run = cls(
@@ -249,6 +253,7 @@ class Run:
             **kwargs,
         )
         logging.getLogger("galu").info("rule %s %s started", run.rule, run.wildcards)
+        start_heartbeat(run.rule, run.wildcards, smk.log[0] if len(smk.log) else "")
         return run
 
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:

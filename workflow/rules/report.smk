@@ -3,6 +3,7 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+from galu.feedback import normalize_zip_modes, run_summary
 from galu.observations import observation_sources
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
@@ -83,3 +84,7 @@ onsuccess:
             f"{sys.executable} -m snakemake --nolock --quiet all --report results/report.zip "
             f"--configfile {REPORT_CONFIG}"
         )
+        # Snakemake stores the members with mode 0600: unpacked, others could not read them.
+        normalize_zip_modes("results/report.zip")
+    # What the run established, as its last words: verdicts, failures, where the report is.
+    print(run_summary("."), file=sys.stderr)
