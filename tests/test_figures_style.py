@@ -92,15 +92,23 @@ def training_table():
     for a in ACTIVATIONS[::-1]:  # another order than the other tables
         for depth in (2, 4):
             for epoch in range(3):
-                rows.append(dict(activation=a, width=8, depth=depth, seed=0, epoch=epoch,
-                                 train_loss=2.3 / (1 + epoch), train_error=0.5, test_error=0.6))  # fmt: skip
+                rows.append(
+                    dict(
+                        activation=a,
+                        width=8,
+                        depth=depth,
+                        seed=0,
+                        epoch=epoch,
+                        train_loss=2.3 / (1 + epoch),
+                        train_error=0.5,
+                        test_error=0.6,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def max_depth_tables():
-    depth = pd.DataFrame(
-        dict(activation=ACTIVATIONS, width=8, max_trainable_depth=[30, 0, 10, 30])
-    )
+    depth = pd.DataFrame(dict(activation=ACTIVATIONS, width=8, max_trainable_depth=[30, 0, 10, 30]))
     runs = pd.DataFrame(
         [
             dict(activation=a, width=8, depth=d, seed=0, loss_ratio=0.5, diverged=False)
@@ -124,13 +132,19 @@ def correlation_table():
 def test_every_normalization_figure_draws_an_activation_in_its_one_colour(tmp_path, drawn):
     depth, runs = max_depth_tables()
     figures = {
-        "training": run_script(tmp_path, "normalization_plot_training.py",
-                               {"csv": training_table()}, {}, drawn),  # fmt: skip
-        "max_depth": run_script(tmp_path, "normalization_plot_max_depth.py",
-                                {"max_depth": depth, "runs": runs},
-                                {"loss_fraction": 0.8}, drawn),  # fmt: skip
-        "correlations": run_script(tmp_path, "normalization_plot_correlations.py",
-                                   {"csv": correlation_table()}, {}, drawn),  # fmt: skip
+        "training": run_script(
+            tmp_path, "normalization_plot_training.py", {"csv": training_table()}, {}, drawn
+        ),
+        "max_depth": run_script(
+            tmp_path,
+            "normalization_plot_max_depth.py",
+            {"max_depth": depth, "runs": runs},
+            {"loss_fraction": 0.8},
+            drawn,
+        ),
+        "correlations": run_script(
+            tmp_path, "normalization_plot_correlations.py", {"csv": correlation_table()}, {}, drawn
+        ),
     }
     for name, fig in figures.items():
         colours = line_colours(fig)
@@ -148,8 +162,13 @@ def test_activation_colours_are_distinct_and_stable():
 
 def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     depth, runs = max_depth_tables()
-    fig = run_script(tmp_path, "normalization_plot_max_depth.py",
-                     {"max_depth": depth, "runs": runs}, {"loss_fraction": 0.8}, drawn)  # fmt: skip
+    fig = run_script(
+        tmp_path,
+        "normalization_plot_max_depth.py",
+        {"max_depth": depth, "runs": runs},
+        {"loss_fraction": 0.8},
+        drawn,
+    )
     bars = fig.axes[0]
     assert [t.get_text() for t in bars.texts] == ["0"]  # tilted_relu's depth 0, only
     use_style()
@@ -186,13 +205,18 @@ def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_
     summary, eigen = [], []
     for a in ("relu", "tanh"):
         for variant, ks in (("raw", 0.3), ("normalized", 0.01)):
-            summary.append(dict(activation=a, variant=variant, n=50, seed=0, mp_variance=1.0,
-                                ks_distance=ks))  # fmt: skip
+            summary.append(
+                dict(activation=a, variant=variant, n=50, seed=0, mp_variance=1.0, ks_distance=ks)
+            )
             for value in rng.uniform(0, 4, 50):
                 eigen.append(dict(activation=a, variant=variant, seed=0, eigenvalue=value))
-    fig = run_script(tmp_path, "normalization_plot_isometry.py",
-                     {"csv": pd.DataFrame(summary), "eigenvalues": pd.DataFrame(eigen)},
-                     {"bins": 12}, drawn)  # fmt: skip
+    fig = run_script(
+        tmp_path,
+        "normalization_plot_isometry.py",
+        {"csv": pd.DataFrame(summary), "eigenvalues": pd.DataFrame(eigen)},
+        {"bins": 12},
+        drawn,
+    )
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 2
     for ax in panels:
@@ -201,16 +225,18 @@ def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_
         assert ax.get_legend() is None  # one figure legend instead, below the panels
 
 
-def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(
-    tmp_path, drawn
-):
+def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(tmp_path, drawn):
     values = np.r_[np.zeros(6), np.geomspace(1e-3, 10, 4)]
-    rows = [dict(activation="relu", width=8, depth=3, seed=0, squared_singular_value=v)
-            for v in values]  # fmt: skip
-    rows += [dict(activation="tilted_relu", width=8, depth=3, seed=0, squared_singular_value=1.0)
-             for _ in values]  # fmt: skip
-    fig = run_script(tmp_path, "normalization_plot_jacobian.py", {"csv": pd.DataFrame(rows)},
-                     {}, drawn)  # fmt: skip
+    rows = [
+        dict(activation="relu", width=8, depth=3, seed=0, squared_singular_value=v) for v in values
+    ]
+    rows += [
+        dict(activation="tilted_relu", width=8, depth=3, seed=0, squared_singular_value=1.0)
+        for _ in values
+    ]
+    fig = run_script(
+        tmp_path, "normalization_plot_jacobian.py", {"csv": pd.DataFrame(rows)}, {}, drawn
+    )
     relu = fig.axes[0]
     labels = [t.get_text() for t in relu.get_legend().get_texts()]
     assert labels == ["depth 3: 60 % < 1e-12, not drawn"]
