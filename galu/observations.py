@@ -22,54 +22,61 @@ from galu.claims import rst_escape
 
 # Relative change below which a quantity "stays at about" its first value.
 FLAT = 0.05
+# Order parameters and eigenvalues closer to 0 than this are integrator noise: shown as 0.
+ZERO = 1e-6
+# eps_g of the ODEs below this is the integrator's tolerance (galu.scm.figures.EPS_FLOOR).
+EPS_FLOOR = 1e-10
 # Squared singular values below this are numerically zero (rank lost to inactive units).
 JACOBIAN_FLOOR = 1e-12
 
 
-def number(value: float) -> str:
-    """Three significant digits, as in the claims table."""
-    return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
+def number(value: float, floor: float = 0.0) -> str:
+    """Three significant digits, as in the claims table; a magnitude below ``floor`` (the
+    quantity's noise level) is shown as ``below floor`` (or 0 for order parameters, whose noise
+    floor is :data:`ZERO`), not as digits of noise."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    if floor and abs(value) <= floor:
+        return "0" if floor == ZERO else f"below {floor:g}"
+    return f"{value:.3g}"
 
 
-def trend(first: float, last: float, flat: float = FLAT) -> str:
+def trend(first: float, last: float, flat: float = FLAT, floor: float = 0.0) -> str:
     """``falls from a to b``, ``grows from a to b`` or ``stays at about a``: the direction
-    of ``first`` -> ``last`` (a change within ``flat`` of the larger magnitude is flat)."""
+    of ``first`` -> ``last`` (a change within ``flat`` of the larger magnitude is flat;
+    values below ``floor``, the quantity's noise level, count as the floor)."""
+    if floor:
+        first, last = max(first, floor), max(last, floor)
     scale = max(abs(first), abs(last))
     if scale == 0 or abs(last - first) <= flat * scale:
-        return f"stays at about {number(first)}"
+        return f"stays at about {number(first, floor)}"
     word = "falls" if last < first else "grows"
-    return f"{word} from {number(first)} to {number(last)}"
+    return f"{word} from {number(first, floor)} to {number(last, floor)}"
 
 
-def path(x: Sequence[float], y: Sequence[float], name: str = "alpha") -> str:
+def path(x: Sequence[float], y: Sequence[float], name: str = "alpha", floor: float = 0.0) -> str:
     """The course of ``y`` along ``x``: its :func:`trend`, or a fall to an interior minimum
-    and a rise after it (or the reverse), with where the turn is."""
+    and a rise after it (or the reverse), with where the turn is. Values below ``floor``
+    (the quantity's noise level) count as the floor, so noise never makes a curve grow."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = np.isfinite(y)
-    x, y = x[keep], y[keep]
+    x, y = x[keep], np.maximum(y[keep], floor)
     if not len(y):
         return "has no finite value"
     first, last = y[0], y[-1]
     low, high = int(np.argmin(y)), int(np.argmax(y))
-    if (
-        0 < low < len(y) - 1
-        and trend(y[low], last).startswith("grows")
-        and trend(first, y[low]).startswith("falls")
-    ):
-        return (
-            f"falls from {number(first)} to a minimum of {number(y[low])} at {name} = "
-            f"{number(x[low])}, then grows to {number(last)}"
-        )
-    if (
-        0 < high < len(y) - 1
-        and trend(y[high], last).startswith("falls")
-        and trend(first, y[high]).startswith("grows")
-    ):
-        return (
-            f"grows from {number(first)} to a maximum of {number(y[high])} at {name} = "
-            f"{number(x[high])}, then falls to {number(last)}"
-        )
-    return trend(first, last)
+    for turn, into, after, kind in ((low, "falls", "grows", "minimum"),
+                                    (high, "grows", "falls", "maximum")):  # fmt: skip
+        if (
+            0 < turn < len(y) - 1
+            and trend(first, y[turn], floor=floor).startswith(into)
+            and trend(y[turn], last, floor=floor).startswith(after)
+        ):
+            return (
+                f"{into} from {number(first, floor)} to a {kind} of {number(y[turn], floor)} "
+                f"at {name} = {number(x[turn])}, then {after} to {number(last, floor)}"
+            )
+    return trend(first, last, floor=floor)
 
 
 def _join(parts: Sequence[str]) -> str:
@@ -90,7 +97,7 @@ def perceptron(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """eps_g's course for every eta, and where the fixed point's top eigenvalue turns positive."""
     ode = _ode(tables["results/scm/trajectories.csv"], "perceptron")
     parts = [
-        f"eta = {eta:g}: {path(one['alpha'], one['eps_g'])}"
+        f"eta = {eta:g}: {path(one['alpha'], one['eps_g'], floor=EPS_FLOOR)}"
         for eta, one in ode.groupby("eta", sort=True)
     ]
     lines = []
@@ -111,25 +118,27 @@ def sign_change(stability: pd.DataFrame) -> str:
     top = stability.groupby("eta")["eigenvalue_real"].max().sort_index()
     if top.empty:
         return "No eigenvalues were computed."
-    negative = top[top < 0]
-    positive = top[top > 0]
+    # |eigenvalue| up to ZERO is 0 within the finite differences' accuracy
+    negative, positive = top[top < -ZERO], top[top > ZERO]
+    zero = ", ".join(f"{e:g}" for e in top[top.abs() <= ZERO].index)
     span = f"eta from {top.index[0]:g} to {top.index[-1]:g}"
-    if positive.empty:
-        return f"The largest Jacobian eigenvalue at R = Q = 1 is negative for every {span}."
-    if negative.empty:
-        return f"The largest Jacobian eigenvalue at R = Q = 1 is positive for every {span}."
-    return (
-        f"The largest Jacobian eigenvalue at R = Q = 1 is negative up to eta = "
-        f"{negative.index[negative.index < positive.index.min()].max():g} and positive from "
-        f"eta = {positive.index.min():g} on ({span})."
-    )
+    text = "The largest Jacobian eigenvalue at R = Q = 1 is "
+    if positive.empty or negative.empty:
+        sign = "negative" if positive.empty else "positive"
+        return text + f"{sign} for every {span}" + (f" but 0 at eta = {zero}." if zero else ".")
+    turn = positive.index.min()
+    text += f"negative up to eta = {negative.index[negative.index < turn].max():g}"
+    text += f", 0 at eta = {zero}" if zero else ""
+    return text + f" and positive from eta = {turn:g} on ({span})."
 
 
 def _order_parameters(row: pd.Series) -> str:
     """``R_11 = 0.99, ...`` for the non-empty R and diagonal Q columns of one state."""
     names = [c for c in row.index if c.startswith("R_") and pd.notna(row[c])]
     names += [c for c in row.index if c.startswith("Q_") and pd.notna(row[c]) and c[2] == c[4]]
-    return ", ".join(f"{c.replace('_', '', 1).replace('_', '')} = {number(row[c])}" for c in names)
+    return ", ".join(
+        f"{c.replace('_', '', 1).replace('_', '')} = {number(row[c], ZERO)}" for c in names
+    )
 
 
 def scm_settings(settings: Sequence[str]) -> Callable[[Mapping[str, pd.DataFrame]], list[str]]:
@@ -148,7 +157,8 @@ def scm_settings(settings: Sequence[str]) -> Callable[[Mapping[str, pd.DataFrame
             end = one.iloc[-1]
             line = (
                 f"{setting} (eta = {eta:g}, ODE exact in eta): eps_g "
-                f"{path(one['alpha'], one['eps_g'])} by alpha = {number(end['alpha'])}, where "
+                f"{path(one['alpha'], one['eps_g'], floor=EPS_FLOOR)} by alpha = "
+                f"{number(end['alpha'])}, where "
                 f"{_order_parameters(end)}."
             )
             sim = table[
@@ -158,7 +168,8 @@ def scm_settings(settings: Sequence[str]) -> Callable[[Mapping[str, pd.DataFrame
                 last = sim[sim["alpha"] == sim["alpha"].max()]
                 line += (
                     f" Simulations (mean of {last['seed'].nunique()} seeds) reach eps_g = "
-                    f"{number(last['eps_g'].mean())} at alpha = {number(last['alpha'].iloc[0])}."
+                    f"{number(last['eps_g'].mean(), EPS_FLOOR)} at alpha = "
+                    f"{number(last['alpha'].iloc[0])}."
                 )
             lines.append(line)
         return lines

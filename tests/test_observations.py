@@ -140,3 +140,21 @@ def test_caption_paragraph_renders_and_sources_cover_every_figure(tmp_path):
         "results/normalization/correlations.csv"
     ]
     assert all(source.startswith("results/") for s, _ in OBSERVATIONS.values() for source in s)
+
+
+def test_noise_below_the_floor_never_reads_as_growth():
+    # ODE eps_g hits the integrator's floor and jitters there: it "falls to below 1e-10"
+    eps = [0.233, 1e-5, 0.0, 3e-12, 4e-12]
+    assert path(range(5), eps, floor=1e-10) == "falls from 0.233 to below 1e-10"
+    assert path(range(5), eps).startswith("falls from 0.233 to a minimum of 0")  # no floor
+
+
+def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
+    from galu.observations import sign_change
+
+    text = sign_change(stability({1.9: -0.1, 2.0: 3e-9, 2.1: 0.1})[["eta", "eigenvalue_real"]])
+    assert text == (
+        "The largest Jacobian eigenvalue at R = Q = 1 is negative up to eta = 1.9, 0 at "
+        "eta = 2 and positive from eta = 2.1 on (eta from 1.9 to 2.1)."
+    )
+    assert "negative for every eta" in sign_change(stability({0.5: -0.2, 1.0: -0.4}))
