@@ -121,7 +121,7 @@ def legend_outside(ax: Any, **kwargs: Any) -> Any:
 def log_ticks(ax: Any, axis: str = "y", minimum: int = 3) -> None:
     """A log axis labelled with at least ``minimum`` ticks: when the range spans too few
     decades for that, label 1-2-5 steps (or every integer multiple) as well."""
-    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     target = ax.yaxis if axis == "y" else ax.xaxis
     low, high = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
@@ -137,10 +137,7 @@ def log_ticks(ax: Any, axis: str = "y", minimum: int = 3) -> None:
             break
     target.set_major_locator(LogLocator(base=10.0, subs=subs))
     if subs != (1.0,):
-        formatter = ScalarFormatter()
-        formatter.set_scientific(True)
-        formatter.set_powerlimits((-3, 4))
-        target.set_major_formatter(formatter)
+        target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         target.set_minor_formatter(NullFormatter())
 
 

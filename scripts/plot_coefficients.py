@@ -22,6 +22,8 @@ for row in table.itertuples():
     norm.plot(x, (f(x) - row.alpha * x - row.beta) / row.gamma, color=colour)
 raw.set(xlabel="pre-activation x", ylabel="f(x)", title="raw")
 norm.set(xlabel="pre-activation x", ylabel="(f(x) - alpha x - beta) / gamma", title="normalized")
-raw.legend(ncol=2)
+# One legend for both panels, beside the right one (never over the curves).
+handles, labels = raw.get_legend_handles_labels()
+norm.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 scaled_title(fig, "Activations and their static normalization", snakemake.params.scale)
 run.save_figure(fig, snakemake.output.png)
