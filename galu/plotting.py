@@ -68,19 +68,31 @@ def mark_zero_bars(ax: Any, x: Sequence[float], heights: Sequence[float], colors
 
 
 def _visible(artist: Any, ax: Any) -> bool:
-    """Whether a line or collection has at least one finite point inside the axes' limits."""
+    """Whether a line or collection has at least one finite point inside the axes (compared in
+    display space, so lines in axes coordinates such as ``axhline`` and log axes work)."""
     if hasattr(artist, "get_xydata"):
-        xy = np.asarray(artist.get_xydata(), dtype=float)
+        xy, transform = np.asarray(artist.get_xydata(), dtype=float), artist.get_transform()
     elif hasattr(artist, "get_offsets"):
         xy = np.asarray(artist.get_offsets(), dtype=float)
+        transform = artist.get_offset_transform()
     else:
         return True
-    if xy.size == 0:
-        return False
     xy = xy.reshape(-1, 2)
-    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
-    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-    return bool(np.any(inside & np.isfinite(xy).all(axis=1)))
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if not len(xy):
+        return False
+    ax.get_xlim(), ax.get_ylim()  # settle autoscaled limits before transforming
+    with np.errstate(all="ignore"):
+        points = transform.transform(xy)
+    box = ax.bbox
+    tol = 0.5  # pixels: a line on the axes' edge counts as inside
+    inside = (
+        (points[:, 0] >= box.x0 - tol)
+        & (points[:, 0] <= box.x1 + tol)
+        & (points[:, 1] >= box.y0 - tol)
+        & (points[:, 1] <= box.y1 + tol)
+    )
+    return bool(np.any(inside & np.isfinite(points).all(axis=1)))
 
 
 def visible_handles(ax: Any) -> tuple[list[Any], list[str]]:

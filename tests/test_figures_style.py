@@ -245,3 +245,14 @@ def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(
     assert step.get_ydata()[0] == pytest.approx(0.7)  # starts above the 60 % of zeros
     tilted = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert tilted == ["depth 3"]
+
+
+def test_reference_lines_in_axes_coordinates_stay_in_the_legend():
+    use_style()
+    fig, ax = plt.subplots()
+    ax.plot([256, 1024], [1.0, 2.0], label="data")
+    ax.axhline(1.0, ls=":", label="k = m / d")  # x in axes coordinates (0..1)
+    ax.axvline(5000.0, label="beyond the x range")
+    ax.set(xscale="log", xlim=(200, 1200))
+    legend = legend_outside(ax)
+    assert [t.get_text() for t in legend.get_texts()] == ["data", "k = m / d"]
