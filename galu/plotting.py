@@ -60,9 +60,9 @@ def mark_zero_bars(ax: Any, x: Sequence[float], heights: Sequence[float], colors
     marked = 0
     for xi, h, c in zip(x, heights, colours, strict=True):
         if np.isfinite(h) and h == 0:
-            ax.plot([xi], [0], marker="_", ms=14, mew=3, color=c, clip_on=False, zorder=3)
+            ax.plot([xi], [0], marker="_", ms=18, mew=4, color=c, clip_on=False, zorder=3)
             ax.annotate("0", (xi, 0), xytext=(0, 4), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=8, color=c)  # fmt: skip
+                        ha="center", va="bottom", fontsize=10, color=c)  # fmt: skip
             marked += 1
     return marked
 
