@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from galu.claims import rst_escape
+from galu.normalization.correlation import correlation_map
 
 # Relative change below which a quantity "stays at about" its first value.
 FLAT = 0.05
@@ -327,9 +328,17 @@ def correlations(tables: Mapping[str, pd.DataFrame], near: float = 0.02) -> list
         )
         parts.append(text)
     first, last = rows["layer"].min(), rows["layer"].max()
+    step = 1e-6  # central difference of the closed form at rho = 0
+    slopes = [
+        f"{a} {number((correlation_map(a, step) - correlation_map(a, -step)) / (2 * step), ZERO)}"
+        for a in ("relu", "tilted_relu")
+    ]
     return [
+        "Theory, the fraction of a small correlation one layer keeps (slope at 0): "
+        + _join(slopes)
+        + ".",
         f"Mean |cos| from layer {first} to layer {last} (independent random vectors: "
-        f"{number(baseline)}): " + _join(parts) + "."
+        f"{number(baseline)}): " + _join(parts) + ".",
     ]
 
 

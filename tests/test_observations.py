@@ -131,7 +131,12 @@ def test_caption_paragraph_renders_and_sources_cover_every_figure(tmp_path):
         )
     ).to_csv(tmp_path / "results/normalization/correlations.csv", index=False)
     figure = "figures/normalization/correlations.png"
-    assert observations(figure, tmp_path)[0].startswith("Mean |cos| from layer 1 to layer 1")
+    lines = observations(figure, tmp_path)
+    assert lines[0] == (
+        "Theory, the fraction of a small correlation one layer keeps (slope at 0): relu 0.733; "
+        "tilted_relu 0."
+    )
+    assert lines[1].startswith("Mean |cos| from layer 1 to layer 1")
     text = observations_rst(figure, tmp_path)
     html = publish_parts(jinja2.Template(text).render(), writer="html")["body"]
     assert "system-message" not in html and "Mean |cos|" in html
