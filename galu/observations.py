@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from galu.claims import rst_escape
-from galu.normalization.correlation import correlation_map
 
 # Relative change below which a quantity "stays at about" its first value.
 FLAT = 0.05
@@ -327,6 +326,8 @@ def correlations(tables: Mapping[str, pd.DataFrame], near: float = 0.02) -> list
             else ""
         )
         parts.append(text)
+    from galu.normalization.correlation import correlation_map  # (imports torch: only here)
+
     first, last = rows["layer"].min(), rows["layer"].max()
     step = 1e-6  # central difference of the closed form at rho = 0
     slopes = [
