@@ -18,6 +18,7 @@ import io
 import logging
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -60,7 +61,8 @@ def heartbeat_line(rule: str, wildcards: Mapping[str, Any], elapsed: float, log:
     named = ", ".join(f"{k}={v}" for k, v in wildcards.items())
     minutes = f"{elapsed / 60:.0f} min" if elapsed >= 90 else f"{elapsed:.0f} s"
     line = f"galu: {rule}{f' ({named})' if named else ''} still running after {minutes}"
-    last = last_line(log)
+    # without the logging prefix (time, level, logger): the message is what tells progress
+    last = re.sub(r"^\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ [\w.]+: ", "", last_line(log))
     return f"{line}; last log line: {last}" if last else line
 
 

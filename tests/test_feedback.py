@@ -31,6 +31,10 @@ def test_heartbeat_line_names_the_job_its_age_and_its_last_progress(tmp_path):
         "galu: normalization_train (depth=30) still running after 3 min; "
         "last log line: epoch 3/15: train_loss 1.2"
     )
+    log.write_text("2026-11-30 22:27:40,775 INFO galu.progress: depth 30, seed 0, epoch 3/15\n")
+    assert heartbeat_line("r", {}, 30.0, str(log)).endswith(
+        "after 30 s; last log line: depth 30, seed 0, epoch 3/15"
+    )
     assert heartbeat_line("r", {}, 61.0, str(tmp_path / "none.log")) == (
         "galu: r still running after 61 s"
     )
