@@ -230,6 +230,11 @@ def min_width(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     lines = []
     for model, one in rows.groupby("model", sort=False):
         mean = one.groupby("out_dim")["min_width"].mean().sort_index()
+        if len(mean) == 1:
+            lines.append(
+                f"{model}: minimal width {number(mean.iloc[0])} (out_dim = {mean.index[0]} only)."
+            )
+            continue
         lines.append(
             f"{model}: the minimal width {trend(mean.iloc[0], mean.iloc[-1])} as out_dim goes "
             f"from {mean.index[0]} to {mean.index[-1]}."

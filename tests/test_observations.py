@@ -163,3 +163,21 @@ def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
         "eta = 2 and positive from eta = 2.1 on (eta from 1.9 to 2.1)."
     )
     assert "negative for every eta" in sign_change(stability({0.5: -0.2, 1.0: -0.4}))
+
+
+def test_min_width_sentence_per_model_direction_and_single_points():
+    from galu.observations import min_width
+
+    rows = pd.DataFrame(
+        dict(
+            criterion="mse",
+            found=True,
+            model=["relu", "relu", "relu", "galu_exact"],
+            out_dim=[1, 4, 16, 1],
+            min_width=[9, 30, 60, 12],
+        )
+    )
+    assert min_width({"results/memorization/min_width.csv": rows}) == [
+        "relu: the minimal width grows from 9 to 60 as out_dim goes from 1 to 16.",
+        "galu_exact: minimal width 12 (out_dim = 1 only).",
+    ]
