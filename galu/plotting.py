@@ -132,13 +132,15 @@ def legend_outside(ax: Any, **kwargs: Any) -> Any:
 
 def log_ticks(ax: Any, axis: str = "y", minimum: int = 3) -> None:
     """A log axis labelled with at least ``minimum`` ticks: when the range spans too few
-    decades for that, label 1-2-5 steps (or every integer multiple) as well."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    decades for that, label 1-2-5 steps, every integer multiple, or (a range narrower than
+    a factor of 3) evenly spaced round numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     target = ax.yaxis if axis == "y" else ax.xaxis
     low, high = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
     if low <= 0 or high <= 0:
         return
+    locator: Any = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10], min_n_ticks=minimum)
     for subs in ((1.0,), (1.0, 2.0, 5.0), tuple(float(s) for s in range(1, 10))):
         ticks = [
             s * 10.0**e
@@ -146,9 +148,10 @@ def log_ticks(ax: Any, axis: str = "y", minimum: int = 3) -> None:
             for s in subs
         ]
         if sum(low <= t <= high for t in ticks) >= minimum:
+            locator = LogLocator(base=10.0, subs=subs)
             break
-    target.set_major_locator(LogLocator(base=10.0, subs=subs))
-    if subs != (1.0,):
+    target.set_major_locator(locator)
+    if getattr(locator, "_subs", None) is None or len(np.atleast_1d(locator._subs)) > 1:
         target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         target.set_minor_formatter(NullFormatter())
 

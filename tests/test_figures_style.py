@@ -190,7 +190,7 @@ def test_legend_lists_only_visible_curves_and_sits_outside_the_axes():
     assert box.x0 >= ax.get_window_extent().x1  # right of the data, not over it
 
 
-@pytest.mark.parametrize("limits", [(0.3, 2.0), (1e-3, 1e3), (2.0, 9.0)])
+@pytest.mark.parametrize("limits", [(0.3, 2.0), (1e-3, 1e3), (2.0, 9.0), (1.25, 3.3), (0.9, 1.1)])
 def test_log_axes_carry_at_least_three_tick_labels(limits):
     use_style()
     fig, ax = plt.subplots()
