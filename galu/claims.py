@@ -431,6 +431,20 @@ def rst_escape(text: str) -> str:
     return re.sub(r"([\\`*_|])", r"\\\1", str(text))
 
 
+def bound_text(compare: str, expected: float, tolerance: float) -> str:
+    """The bound a measurement must meet, with the tolerance folded in, for a caption:
+    ``≤ 0.05 (0 plus tolerance 0.05)`` rather than "expected ≤ 0, tolerance 0.05", which
+    reads like a failure next to a passing measurement of 0.01; ``0.52 ± 0.05`` for within."""
+    if compare == "within":
+        return _number(expected) + (f" ± {_number(tolerance)}" if tolerance else "")
+    limit = expected + tolerance if compare == "at_most" else expected - tolerance
+    text = expected_text(compare, limit)
+    if tolerance:
+        sign = "plus" if compare == "at_most" else "minus"
+        text += f" ({_number(expected)} {sign} tolerance {_number(tolerance)})"
+    return text
+
+
 def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
     """The report-caption paragraph stating the verdict of every claim ``figure`` shows.
 
@@ -449,9 +463,9 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
             else:
                 why = str(r.reason).rstrip(".")
                 evidence = (
-                    f"Expected {expected_text(r.compare, r.expected)}, measured"
-                    f" {rst_escape(measured_text(r))} (tolerance {_number(r.tolerance)}"
-                    f"{': ' + rst_escape(why) if why else ''})."
+                    f"Expected {bound_text(r.compare, r.expected, r.tolerance)}, measured"
+                    f" {rst_escape(measured_text(r))}"
+                    f"{' (' + rst_escape(why) + ')' if why else ''}."
                 )
             if r.verdict == "fail":
                 evidence += f" *What we believe explains it:* {rst_escape(_finding(r.finding))}"

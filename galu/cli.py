@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -208,8 +209,14 @@ def _data(args: argparse.Namespace) -> int:
     return 0
 
 
+def plain_text(doc: str) -> str:
+    """A docstring as ``--help`` shows it: reStructuredText literals and roles (double
+    backquotes, ``:func:``) become plain words."""
+    return re.sub(r"(?::\w+:)?`+([^`]+)`+", r"\1", doc).strip()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="galu", description=__doc__)
+    parser = argparse.ArgumentParser(prog="galu", description=plain_text(__doc__ or ""))
     parser.add_argument("--version", action="version", version=f"galu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     audit = sub.add_parser("audit", help="check every output against its provenance sidecar")

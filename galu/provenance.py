@@ -268,9 +268,13 @@ class Run:
         """Build from the ``snakemake`` object a ``script:`` receives.
 
         Also sends Python logging and warnings to the rule's ``log:`` file, so
-        every job leaves a record of what it did (and of any device fallback).
-        ``params.code``, the rule's code closure, is recorded as the sidecar's ``code``.
+        every job leaves a record of what it did (and of any device fallback), and starts
+        the job's heartbeat: a line on stderr every minute while it runs
+        (:func:`galu.feedback.start_heartbeat`). ``params.code``, the rule's code closure, is
+        recorded as the sidecar's ``code``.
         """
+        from galu.feedback import start_heartbeat
+
         if len(smk.log):
             log_to_file(smk.log[0])
         params = _named_items(smk.params)
@@ -285,6 +289,7 @@ class Run:
             **kwargs,
         )
         logging.getLogger("galu").info("rule %s %s started", run.rule, run.wildcards)
+        start_heartbeat(run.rule, run.wildcards, smk.log[0] if len(smk.log) else "")
         return run
 
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:

@@ -20,6 +20,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from galu.feedback import log_progress
+
 
 @dataclass
 class SearchResult:
@@ -137,10 +139,14 @@ def run_searches(
     Every round, ``oracle`` receives all pending probes as ``(search index, width)`` pairs
     and returns one verdict per pair, so it can train them as one ensemble.
     """
+    round_ = 0
     while True:
+        round_ += 1
         requests = [(i, w) for i, s in enumerate(searches) for w in s.propose(probes_per_round)]
         if not requests:
             return [s.result() for s in searches]
+        open_searches = len({i for i, _ in requests})
+        log_progress("width search round", round_, None, open=open_searches, probes=len(requests))
         verdicts = list(oracle(requests))
         if len(verdicts) != len(requests):
             raise ValueError(f"oracle returned {len(verdicts)} verdicts for {len(requests)} probes")

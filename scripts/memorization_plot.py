@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from galu.plotting import scaled_title, use_style
+from galu.plotting import legend_outside, log_ticks, scaled_title, use_style
 from galu.provenance import Run, log_to_file
 
 LABELS = {"relu": "ReLU (trained)", "galu": "GaLU (trained)", "galu_exact": "GaLU (exact)"}
@@ -45,7 +45,7 @@ def underparam_figure(rows: pd.DataFrame) -> plt.Figure:
             **style(model),
         )
     ax.set(xlabel="kd / m", ylabel="training MSE / label variance", ylim=(-0.03, 1.05))
-    ax.legend()
+    legend_outside(ax)
     return fig
 
 
@@ -67,7 +67,9 @@ def min_width_figure(rows: pd.DataFrame) -> plt.Figure:
         ylabel="minimal width k",
         title=f"m = {m}, d = {d}",
     )
-    ax.legend()
+    log_ticks(ax, "x")
+    log_ticks(ax, "y")
+    legend_outside(ax)
     return fig
 
 
@@ -88,7 +90,7 @@ def zero_error_figure(rows: pd.DataFrame) -> plt.Figure:
     ax.minorticks_off()
     ax.set_xticks(sorted(rows["m"].unique()), [str(m) for m in sorted(rows["m"].unique())])
     ax.set_ylim(0, max(2.0, 1.1 * rows["kd_over_m"].max()))
-    ax.legend(ncol=2, fontsize="small")
+    legend_outside(ax, fontsize="small")
     return fig
 
 

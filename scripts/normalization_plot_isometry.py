@@ -21,13 +21,14 @@ use_style()
 cols = min(3, len(activations))
 rows = math.ceil(len(activations) / cols)
 fig, axes = plt.subplots(
-    rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False, layout="constrained"
+    rows, cols, figsize=(3.8 * cols, 3.1 * rows + 0.4), squeeze=False, layout="constrained"
 )
 # Eigenvalues divided by the MP variance E f(z)^2, so every panel compares with MP(1) on [0, 4].
 bins = np.linspace(0.0, 6.0, snakemake.params.bins + 1)
 x = np.linspace(1e-3, 4.0, 400)
 for ax, activation in zip(axes.flat, activations, strict=False):
     ks = summary[summary["activation"] == activation].groupby("variant")["ks_distance"].mean()
+    notes = []
     for variant, color in (("raw", "C1"), ("normalized", "C0")):
         row = summary[(summary["activation"] == activation) & (summary["variant"] == variant)]
         lam = eigen.query(
@@ -35,18 +36,26 @@ for ax, activation in zip(axes.flat, activations, strict=False):
         )
         scaled = lam["eigenvalue"].to_numpy() / row["mp_variance"].iloc[0]
         outside = int(np.sum(scaled > bins[-1]))
-        label = f"{variant}, KS {ks[variant]:.3f}" + (f" ({outside} > 6)" if outside else "")
+        notes.append(f"{variant} KS {ks[variant]:.3f}" + (f", {outside} > 6" if outside else ""))
         ax.hist(
             np.clip(scaled, 0, bins[-1]),
             bins=bins,
             density=True,
             histtype="step",
             color=color,
-            label=label,
+            label=variant,
         )
     ax.plot(x, mp_density(x), color="k", lw=1.0, ls="--", label="Marchenko-Pastur")
-    ax.set(title=activation, xlabel="eigenvalue / E f(z)^2", ylim=(0, 1.2))
-    ax.legend(loc="upper right")
+    # The KS distances (and eigenvalues beyond the axis) go in the title, not over the data.
+    ax.set(
+        title=f"{activation}\n{'; '.join(notes)}",
+        xlabel="eigenvalue / E f(z)^2",
+        ylabel="density",
+        ylim=(0, 1.2),
+    )
+# One legend for the three line styles, the same in every panel, below the panels.
+handles, labels = axes.flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="outside lower center", ncol=len(labels))
 for ax in list(axes.flat)[len(activations) :]:
     ax.set_axis_off()
 scaled_title(

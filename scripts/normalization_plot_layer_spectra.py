@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import cm, colors
 
-from galu.plotting import scaled_title, use_style
+from galu.plotting import log_ticks, scaled_title, use_style
 from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
@@ -42,11 +42,15 @@ for row, activation in enumerate(activations):
                 lw=0.8,
             )
         init = net.loc[net["stage"] == "init", "eigenvalue"]
+        title = f"{activation}, depth {depth}"
         if not init.empty:
-            ax.axhline(init.mean(), color="k", ls="--", lw=1, label=f"init ({init.mean():.2f})")
-        ax.set(title=f"{activation}, depth {depth}", yscale="log", xlabel="rank / width")
-        ax.legend(loc="lower left")
+            # The init level is named in the title: a legend would cover the curves.
+            ax.axhline(init.mean(), color="k", ls="--", lw=1)
+            title += f"\n(dashed: init, {init.mean():.2f})"
+        ax.set(title=title, yscale="log", xlabel="rank / width")
         fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="layer")
     axes[row, 0].set_ylabel("eigenvalue of W W^T")
+for ax in axes.flat:
+    log_ticks(ax, "y")
 scaled_title(fig, "Layer spectra after training (paper Fig. 6)", snakemake.params.scale)
 run.save_figure(fig, snakemake.output.png, seeds=sorted(spectra["seed"].unique()))

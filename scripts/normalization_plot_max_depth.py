@@ -4,7 +4,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from galu.plotting import scaled_title, use_style
+from galu.plotting import (
+    activation_colour,
+    legend_outside,
+    mark_zero_bars,
+    scaled_title,
+    use_style,
+)
 from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
@@ -15,16 +21,17 @@ runs = pd.read_csv(snakemake.input.runs)
 fraction = snakemake.params.loss_fraction
 activations = list(dict.fromkeys(depth["activation"]))
 widths = sorted(depth["width"].unique())
-color = {a: f"C{i}" for i, a in enumerate(activations)}
+color = {a: activation_colour(a) for a in activations}
 hatches = ["", "//", "..", "xx"]
 
 use_style()
-fig, (bars, ratios) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+fig, (bars, ratios) = plt.subplots(1, 2, figsize=(12.5, 4.2), layout="constrained")
 step = 0.8 / len(widths)
 for j, width in enumerate(widths):
     d = depth[depth["width"] == width].set_index("activation").reindex(activations)
+    x = np.arange(len(activations)) + (j - (len(widths) - 1) / 2) * step
     bars.bar(
-        np.arange(len(activations)) + (j - (len(widths) - 1) / 2) * step,
+        x,
         d["max_trainable_depth"],
         width=step,
         color=[color[a] for a in activations],
@@ -32,11 +39,13 @@ for j, width in enumerate(widths):
         edgecolor="white",
         label=f"w = {width}",
     )
+    # A depth of 0 (no tested depth trains) is a result, not a missing bar.
+    mark_zero_bars(bars, x, d["max_trainable_depth"].fillna(-1), [color[a] for a in activations])
 bars.set_xticks(np.arange(len(activations)), activations, rotation=20)
 tested = sorted(runs["depth"].unique())
 bars.set(ylabel="max trainable depth", yticks=[0, *tested], title="deepest depth that trains")
 if len(widths) > 1:
-    bars.legend()
+    legend_outside(bars)
 for activation in activations:
     one = runs[runs["activation"] == activation]
     mean = one.groupby("depth")["loss_ratio"].mean()
@@ -52,6 +61,6 @@ ratios.set(
     ylabel="best loss / min(initial, ln 10)",
     title="training progress within the epoch budget (x: diverged)",
 )
-ratios.legend()
+legend_outside(ratios)
 scaled_title(fig, "Trainability of deep plain MLPs on CIFAR-10", snakemake.params.scale)
 run.save_figure(fig, snakemake.output.png, seeds=sorted(runs["seed"].unique()))

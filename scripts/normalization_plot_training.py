@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from galu.plotting import scaled_title, use_style
+from galu.plotting import activation_colour, legend_outside, log_ticks, scaled_title, use_style
 from galu.provenance import Run, is_substitute, log_to_file
 
 log_to_file(snakemake.log[0])
@@ -25,11 +25,16 @@ fig, axes = plt.subplots(
     layout="constrained",
 )
 for col, depth in enumerate(depths):
-    for i, activation in enumerate(activations):
+    for activation in activations:
         runs = curves[(curves["depth"] == depth) & (curves["activation"] == activation)]
         for (width, seed), one in runs.groupby(["width", "seed"]):
             label = activation if seed == runs["seed"].min() and width == widths[0] else None
-            kw = {"color": f"C{i}", "ls": styles.get(width, "-"), "label": label, "lw": 1.2}
+            kw = {
+                "color": activation_colour(activation),
+                "ls": styles.get(width, "-"),
+                "label": label,
+                "lw": 1.2,
+            }
             axes[0, col].plot(one["epoch"], one["train_loss"], **kw)
             axes[1, col].plot(one["epoch"], one["test_error"], **kw)
     axes[0, col].set(title=f"depth {depth}", yscale="log")
@@ -38,6 +43,10 @@ axes[0, 0].set_ylabel("training loss")
 axes[1, 0].set_ylabel("test error")
 # Line styles tell widths apart when there are several.
 several = len(widths) > 1
-axes[0, 0].legend(title=", ".join(f"w={w}: {s}" for w, s in styles.items()) if several else None)
+legend_outside(
+    axes[0, -1], title=", ".join(f"w={w}: {s}" for w, s in styles.items()) if several else None
+)
+for ax in axes[0]:
+    log_ticks(ax, "y")
 scaled_title(fig, "Deep plain MLPs on CIFAR-10", snakemake.params.scale)
 run.save_figure(fig, snakemake.output.png, seeds=sorted(curves["seed"].unique()))

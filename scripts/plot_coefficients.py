@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from galu.activations import get_activation
-from galu.plotting import scaled_title, use_style
+from galu.plotting import activation_colour, scaled_title, use_style
 from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)
@@ -17,10 +17,13 @@ fig, (raw, norm) = plt.subplots(1, 2, figsize=(9.6, 4.0), sharex=True)
 x = np.linspace(-x_max, x_max, 801)
 for row in table.itertuples():
     f = get_activation(row.activation).f
-    (line,) = raw.plot(x, f(x), label=row.activation)
-    norm.plot(x, (f(x) - row.alpha * x - row.beta) / row.gamma, color=line.get_color())
+    colour = activation_colour(row.activation)
+    raw.plot(x, f(x), label=row.activation, color=colour)
+    norm.plot(x, (f(x) - row.alpha * x - row.beta) / row.gamma, color=colour)
 raw.set(xlabel="pre-activation x", ylabel="f(x)", title="raw")
 norm.set(xlabel="pre-activation x", ylabel="(f(x) - alpha x - beta) / gamma", title="normalized")
-raw.legend(ncol=2)
+# One legend for both panels, beside the right one (never over the curves).
+handles, labels = raw.get_legend_handles_labels()
+norm.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 scaled_title(fig, "Activations and their static normalization", snakemake.params.scale)
 run.save_figure(fig, snakemake.output.png)

@@ -1,12 +1,13 @@
 """Check every claim on this run's CSVs -> results/claims.csv, results/claims.md, the report's
 landing page (results/captions/index.rst, and as HTML results/claims.html), and each figure's
-report caption (the verdicts of the claims it shows, then its template)."""
+report caption (the verdicts of the claims it shows, its template, then what the data show)."""
 
 from pathlib import Path
 
 from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page
+from galu.observations import observations_rst
 from galu.provenance import Run, atomic_write_bytes, git_state, versions
 
 claims = parse_claims(load_yaml(snakemake.input.claims), snakemake.params.scale)
@@ -37,5 +38,7 @@ landing = landing_page(table, figures, provenance)
 write_text(snakemake.output.landing, landing)
 write_text(snakemake.output.html, landing_html(landing))
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
-    # The verdict first: a reader sees it without scrolling past the parameters.
-    write_text(caption, caption_verdicts(table, figure) + "\n" + Path(template).read_text())
+    # The verdict first, so a reader sees it without scrolling past the parameters; then the
+    # template, then what the data show (computed from the figure's CSVs).
+    text = caption_verdicts(table, figure) + "\n" + Path(template).read_text()
+    write_text(caption, text + observations_rst(figure))

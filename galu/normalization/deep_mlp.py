@@ -38,6 +38,7 @@ from torch import Tensor, nn
 
 from galu.data import load_processed
 from galu.device import describe, resolve_device
+from galu.feedback import log_progress
 from galu.normalization.modules import (
     known_names,
     make_activation,
@@ -315,6 +316,13 @@ def train(model: DeepMLP, data: TensorData, settings: TrainSettings, seed: int) 
         train_epoch(model, opt, data, settings.batch_size, gen)
         rows.append(_epoch_row(epoch, model, data))
         diverged = not math.isfinite(rows[-1]["train_loss"])
+        log_progress(
+            f"depth {model.depth}, seed {seed}, epoch",
+            epoch,
+            settings.epochs,
+            train_loss=rows[-1]["train_loss"],
+            test_error=rows[-1]["test_error"],
+        )
     frame = pd.DataFrame([r for r in rows if math.isfinite(r["train_loss"])], columns=list(rows[0]))
     frame["diverged"] = diverged
     return frame

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from galu.plotting import use_style
+from galu.plotting import legend_outside, legend_proxy, log_ticks, use_style
 
 ETA_C = 2.0  # the perceptron's critical learning rate (Straat & Biehl, Sec. 4)
 FORM_STYLE = {True: "-", False: "--"}
@@ -64,18 +64,23 @@ def trajectory_row(
         for k, column in enumerate(state_columns(table, kind)):
             plot_component(ax, table, column, colors[k % len(colors)], _pretty(column), True)
         ax.set(xscale="log", xlabel=r"$\alpha$", ylabel=kind, title=f"{title}: {kind}")
-        ax.legend(ncol=2)
     if plateau_R is not None:
         axes[0].axhline(plateau_R, color="0.4", lw=0.8, ls=":", label="plateau fixed point")
-        axes[0].legend(ncol=2)
     plot_component(axes[2], table, "eps_g", "k", None, True)
     axes[2].set(xscale="log", yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
                 title=f"{title}: generalization error")  # fmt: skip
     axes[2].set_ylim(bottom=max(EPS_FLOOR, axes[2].get_ylim()[0]))
-    axes[2].plot([], [], "k-", label="ODE, exact in $\\eta$")
-    axes[2].plot([], [], "k--", label="ODE, small $\\eta$")
-    axes[2].plot([], [], "ko", markersize=3, label="simulation (mean, sd)")
-    axes[2].legend()
+    log_ticks(axes[2], "y")
+    forms = set(table.loc[table["source"] == "ode", "eta2_term"].astype(bool))
+    if True in forms:
+        legend_proxy(axes[2], "k-", label="ODE, exact in $\\eta$")
+    if False in forms:
+        legend_proxy(axes[2], "k--", label="ODE, small $\\eta$")
+    if (table["source"] == "sim").any():
+        legend_proxy(axes[2], "ko", markersize=3, label="simulation (mean, sd)")
+    # Legends beside the panels (never over the curves), listing only visible curves.
+    for ax in axes:
+        legend_outside(ax)
 
 
 def settings_figure(
@@ -84,7 +89,7 @@ def settings_figure(
     """One row of :func:`trajectory_row` per setting (its first eta)."""
     use_style()
     fig, axes = plt.subplots(
-        len(tables), 3, figsize=(14, 4.2 * len(tables)), squeeze=False, layout="constrained"
+        len(tables), 3, figsize=(17, 4.2 * len(tables)), squeeze=False, layout="constrained"
     )
     for row, (name, table) in zip(axes, tables.items(), strict=True):
         first = table[table["eta"] == table["eta"].iloc[0]]
@@ -102,7 +107,7 @@ def plateau_R(stability: pd.DataFrame, setting: str) -> float | None:
 def perceptron_figure(table: pd.DataFrame, stability: pd.DataFrame) -> Any:
     """Fig. 1: R, Q at the simulated eta; eps_g for every eta; eigenvalues against eta."""
     use_style()
-    fig, (ax_rq, ax_eps, ax_eig) = plt.subplots(1, 3, figsize=(14, 4.2), layout="constrained")
+    fig, (ax_rq, ax_eps, ax_eig) = plt.subplots(1, 3, figsize=(17, 4.2), layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     sim = table[table["source"] == "sim"]
     eta_sim = sim["eta"].iloc[0] if len(sim) else table["eta"].iloc[0]
@@ -110,13 +115,14 @@ def perceptron_figure(table: pd.DataFrame, stability: pd.DataFrame) -> Any:
     for k, column in enumerate(("R_1_1", "Q_1_1")):
         plot_component(ax_rq, at_eta, column, colors[k], _pretty(column), False)
     ax_rq.set(xlabel=r"$\alpha$", ylabel="order parameter", title=f"$\\eta$ = {eta_sim:g}")
-    ax_rq.legend()
+    legend_outside(ax_rq)
     for k, (eta, group) in enumerate(table.groupby("eta")):
         plot_component(ax_eps, group, "eps_g", colors[k % len(colors)], f"$\\eta$={eta:g}", False)
     ax_eps.set(yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
                title="generalization error")  # fmt: skip
     ax_eps.set_ylim(bottom=max(EPS_FLOOR, ax_eps.get_ylim()[0]))
-    ax_eps.legend(ncol=2)
+    log_ticks(ax_eps, "y")
+    legend_outside(ax_eps)
     _eigenvalue_panel(ax_eig, stability[stability["setting"] == "perceptron"])
     return fig
 
@@ -132,4 +138,4 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     ax.axvline(ETA_C, color="k", lw=0.8, ls=":", label=r"$\eta_c = 2$")
     ax.axhline(0, color="k", lw=0.6)
     ax.set(xlabel=r"$\eta$", ylabel="eigenvalue at R = Q = 1", title="stability of R = Q = 1")
-    ax.legend()
+    legend_outside(ax)

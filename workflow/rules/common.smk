@@ -10,6 +10,7 @@ from galu.config import ConfigError, validate_files
 from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
+from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
 from galu.report_build import publish as publish_report
@@ -26,6 +27,11 @@ if workflow.is_main_process:
             check_cuda=workflow.local_exec,
         )
         check_consistency(config)
+        # profiles/slurm ships EDIT-partition / EDIT-account: stop before submitting jobs.
+        check_placeholders(
+            workflow.resource_settings.default_resources,
+            workflow.resource_settings.overwrite_resources,
+        )
     except ConfigError as error:
         # One readable message and a non-zero exit, before any job runs (no traceback).
         print(f"galu: {error}", file=sys.stderr)

@@ -3,6 +3,9 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+from galu.feedback import normalize_zip_modes, run_summary
+from galu.observations import observation_sources
+
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if f in ALL_TARGETS}
 
@@ -12,6 +15,8 @@ rule claims:
         claims="workflow/claims.yaml",
         sources=claim_sources,
         templates=sorted(set(REPORT_FIGURES.values())),
+        # the CSVs each caption's "what the data show" sentences are computed from
+        observed=observation_sources(list(REPORT_FIGURES)),
     output:
         csv="results/claims.csv",
         meta=meta("results/claims.csv"),
@@ -86,4 +91,8 @@ onsuccess:
             f"{sys.executable} -m snakemake --nolock --quiet all --report {built} "
             f"--configfile {REPORT_CONFIG}"
         )
+        # Snakemake stores the members with mode 0600: unpacked, others could not read them.
+        normalize_zip_modes(built)
         publish_report(built, ["results/claims.csv", *rules.claims.output.captions])
+    # What the run established, as its last words: verdicts, failures, where the report is.
+    print(run_summary("."), file=sys.stderr)

@@ -1,0 +1,258 @@
+"""The figures' shared look: one colour per activation in every normalization figure,
+visible zero-height bars, legends that list only visible curves and sit beside the data,
+log axes with enough tick labels, and the Jacobian figure's honest treatment of zeros.
+
+Plot scripts are run as Snakemake would (``runpy`` with a ``snakemake`` object) on tiny
+synthetic tables; ``Run.save_figure`` is replaced so the test can read the figure back."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_hex
+
+from galu.plotting import (
+    ACTIVATION_COLOURS,
+    activation_colour,
+    labelled_ticks,
+    legend_outside,
+    log_ticks,
+    mark_zero_bars,
+    use_style,
+)
+from galu.provenance import Run
+
+REPO = Path(__file__).resolve().parents[1]
+ACTIVATIONS = ["relu", "tilted_relu", "abs", "tanh"]
+
+
+class Named(list):
+    """A Snakemake Namedlist stand-in: a list whose entries are also attributes."""
+
+    def __init__(self, **entries):
+        super().__init__(entries.values())
+        self.__dict__.update(entries)
+
+    def items(self):
+        return {k: v for k, v in self.__dict__.items()}.items()
+
+
+class Smk:
+    def __init__(self, tmp, rule, inputs, params):
+        self.rule = rule
+        self.input = Named(**inputs)
+        self.output = Named(png=str(tmp / "out.png"))
+        self.log = [str(tmp / "log.txt")]
+        self.params = Named(scale="quick", **params)
+        self.wildcards = Named()
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    figures = []
+    monkeypatch.setattr(Run, "save_figure", lambda self, fig, path, **kw: figures.append(fig))
+    yield figures
+    plt.close("all")
+
+
+def run_script(tmp_path, name, inputs, params, drawn):
+    paths = {}
+    for key, table in inputs.items():
+        paths[key] = str(tmp_path / f"{key}.csv")
+        table.to_csv(paths[key], index=False)
+    runpy.run_path(
+        str(REPO / "scripts" / name),
+        init_globals={"snakemake": Smk(tmp_path, name, paths, params)},
+    )
+    return drawn[-1]
+
+
+def line_colours(fig):
+    """label -> colour of every labelled line (or bar) in the figure."""
+    colours = {}
+    for ax in fig.axes:
+        for artist in [*ax.get_lines(), *ax.patches, *ax.collections]:
+            label = artist.get_label()
+            if label in ACTIVATIONS:
+                if hasattr(artist, "get_xydata"):  # a line
+                    colour = artist.get_color()
+                else:  # a bar (one RGBA) or scatter points (rows of RGBA)
+                    colour = np.atleast_2d(artist.get_facecolor())[0]
+                colours.setdefault(label, set()).add(to_hex(colour))
+    return colours
+
+
+def training_table():
+    rows = []
+    for a in ACTIVATIONS[::-1]:  # another order than the other tables
+        for depth in (2, 4):
+            for epoch in range(3):
+                rows.append(
+                    dict(
+                        activation=a,
+                        width=8,
+                        depth=depth,
+                        seed=0,
+                        epoch=epoch,
+                        train_loss=2.3 / (1 + epoch),
+                        train_error=0.5,
+                        test_error=0.6,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def max_depth_tables():
+    depth = pd.DataFrame(dict(activation=ACTIVATIONS, width=8, max_trainable_depth=[30, 0, 10, 30]))
+    runs = pd.DataFrame(
+        [
+            dict(activation=a, width=8, depth=d, seed=0, loss_ratio=0.5, diverged=False)
+            for a in ACTIVATIONS
+            for d in (10, 30, 60)
+        ]
+    )
+    return depth, runs
+
+
+def correlation_table():
+    return pd.DataFrame(
+        [
+            dict(activation=a, layer=layer, seed=0, mean_abs_cos=0.5, random_baseline=0.07)
+            for a in ["tanh", "abs", "relu", "tilted_relu"]
+            for layer in range(1, 5)
+        ]
+    )
+
+
+def test_every_normalization_figure_draws_an_activation_in_its_one_colour(tmp_path, drawn):
+    depth, runs = max_depth_tables()
+    figures = {
+        "training": run_script(
+            tmp_path, "normalization_plot_training.py", {"csv": training_table()}, {}, drawn
+        ),
+        "max_depth": run_script(
+            tmp_path,
+            "normalization_plot_max_depth.py",
+            {"max_depth": depth, "runs": runs},
+            {"loss_fraction": 0.8},
+            drawn,
+        ),
+        "correlations": run_script(
+            tmp_path, "normalization_plot_correlations.py", {"csv": correlation_table()}, {}, drawn
+        ),
+    }
+    for name, fig in figures.items():
+        colours = line_colours(fig)
+        assert set(colours) >= {"relu", "tilted_relu"}, name
+        for activation, seen in colours.items():
+            assert seen == {activation_colour(activation).lower()}, (name, activation, seen)
+
+
+def test_activation_colours_are_distinct_and_stable():
+    assert len(set(ACTIVATION_COLOURS.values())) == len(ACTIVATION_COLOURS)
+    assert activation_colour("relu") == ACTIVATION_COLOURS["relu"]
+    # an unlisted name gets the same spare colour every time
+    assert activation_colour("norm_swish") == activation_colour("norm_swish")
+
+
+def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
+    depth, runs = max_depth_tables()
+    fig = run_script(
+        tmp_path,
+        "normalization_plot_max_depth.py",
+        {"max_depth": depth, "runs": runs},
+        {"loss_fraction": 0.8},
+        drawn,
+    )
+    bars = fig.axes[0]
+    assert [t.get_text() for t in bars.texts] == ["0"]  # tilted_relu's depth 0, only
+    use_style()
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [3, 0, np.nan])
+    assert mark_zero_bars(ax, [0, 1, 2], [3, 0, np.nan], "C0") == 1
+
+
+def test_legend_lists_only_visible_curves_and_sits_outside_the_axes():
+    use_style()
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], label="shown")
+    ax.plot([1, 2], [50, 60], label="off the axes")
+    ax.set_ylim(0, 3)
+    legend = legend_outside(ax)
+    assert [t.get_text() for t in legend.get_texts()] == ["shown"]
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    assert box.x0 >= ax.get_window_extent().x1  # right of the data, not over it
+
+
+@pytest.mark.parametrize("limits", [(0.3, 2.0), (1e-3, 1e3), (2.0, 9.0), (1.25, 3.3), (0.9, 1.1)])
+def test_log_axes_carry_at_least_three_tick_labels(limits):
+    use_style()
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], limits)
+    ax.set(yscale="log", ylim=limits)
+    log_ticks(ax, "y")
+    assert labelled_ticks(ax, "y") >= 3
+
+
+def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_path, drawn):
+    rng = np.random.default_rng(0)
+    summary, eigen = [], []
+    for a in ("relu", "tanh"):
+        for variant, ks in (("raw", 0.3), ("normalized", 0.01)):
+            summary.append(
+                dict(activation=a, variant=variant, n=50, seed=0, mp_variance=1.0, ks_distance=ks)
+            )
+            for value in rng.uniform(0, 4, 50):
+                eigen.append(dict(activation=a, variant=variant, seed=0, eigenvalue=value))
+    fig = run_script(
+        tmp_path,
+        "normalization_plot_isometry.py",
+        {"csv": pd.DataFrame(summary), "eigenvalues": pd.DataFrame(eigen)},
+        {"bins": 12},
+        drawn,
+    )
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == 2
+    for ax in panels:
+        assert ax.get_ylabel() == "density"
+        assert "raw KS 0.300" in ax.get_title() and "normalized KS 0.010" in ax.get_title()
+        assert ax.get_legend() is None  # one figure legend instead, below the panels
+
+
+def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(tmp_path, drawn):
+    values = np.r_[np.zeros(6), np.geomspace(1e-3, 10, 4)]
+    rows = [
+        dict(activation="relu", width=8, depth=3, seed=0, squared_singular_value=v) for v in values
+    ]
+    rows += [
+        dict(activation="tilted_relu", width=8, depth=3, seed=0, squared_singular_value=1.0)
+        for _ in values
+    ]
+    fig = run_script(
+        tmp_path, "normalization_plot_jacobian.py", {"csv": pd.DataFrame(rows)}, {}, drawn
+    )
+    relu = fig.axes[0]
+    labels = [t.get_text() for t in relu.get_legend().get_texts()]
+    assert labels == ["depth 3: 60 % < 1e-12, not drawn"]
+    step = relu.get_lines()[0]
+    assert step.get_xdata().min() == pytest.approx(1e-3)  # nothing drawn at a floor
+    assert step.get_ydata()[0] == pytest.approx(0.7)  # starts above the 60 % of zeros
+    tilted = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert tilted == ["depth 3"]
+
+
+def test_reference_lines_in_axes_coordinates_stay_in_the_legend():
+    use_style()
+    fig, ax = plt.subplots()
+    ax.plot([256, 1024], [1.0, 2.0], label="data")
+    ax.axhline(1.0, ls=":", label="k = m / d")  # x in axes coordinates (0..1)
+    ax.axvline(5000.0, label="beyond the x range")
+    ax.set(xscale="log", xlim=(200, 1200))
+    legend = legend_outside(ax)
+    assert [t.get_text() for t in legend.get_texts()] == ["data", "k = m / d"]
