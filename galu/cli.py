@@ -215,6 +215,21 @@ def plain_text(doc: str) -> str:
     return re.sub(r"(?::\w+:)?`+([^`]+)`+", r"\1", doc).strip()
 
 
+def _plots(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from galu.dvcplots import show
+
+    root = _checkout(args.root)
+    try:
+        page = show(root, args.output)
+    except subprocess.CalledProcessError as error:
+        print(f"galu plots: dvc plots show failed:\n{error.stderr.strip()}", file=sys.stderr)
+        return 1
+    print(f"wrote {page} (offline: the Vega libraries are inlined); open it in a browser.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="galu", description=plain_text(__doc__ or ""))
     parser.add_argument("--version", action="version", version=f"galu {__version__}")
@@ -251,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     dvc.add_argument("--root", default=".", help="repository root (default: .)")
     dvc.add_argument("--update", action="store_true", help="rewrite the deps in place")
     dvc.set_defaults(func=_dvc)
+    plots = sub.add_parser("plots", help="dvc plots show, working offline (no CDN)")
+    plots.add_argument("--root", default=".", help="repository root (default: .)")
+    plots.add_argument("--output", default="dvc_plots", help="folder of the page (git-ignored)")
+    plots.set_defaults(func=_plots)
     readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")

@@ -1,12 +1,12 @@
 """Feedback while and after the workflow runs: a heartbeat of long jobs, progress lines in
-the job logs, the end-of-run summary and a report archive that unpacks readable.
+the job logs and a report archive that unpacks readable.
 
 - :func:`start_heartbeat`: every ``GALU_HEARTBEAT_S`` seconds (default 60) a job still
   running writes one line to stderr (the console of a local run, the job's log file under
   SLURM) with its rule, wildcards, elapsed time and the last line of its log file, which
   :func:`log_progress` keeps current (epoch 3/15, search round 4, ...).
-- :func:`run_summary`: what the run established (verdict counts, failed claims, where the
-  report is), printed by the workflow's ``onsuccess``.
+- The end-of-run summary is :func:`galu.landing.run_summary` (report side: this module is
+  imported by every job, and must not pull the claims code into every job's code closure).
 - :func:`normalize_zip_modes`: Snakemake writes ``report.zip`` members from temporary
   files with mode 0600; they are rewritten 0644 (folders 0755) so the unpacked report can be
   shared and served.
@@ -25,8 +25,6 @@ import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
-
-import pandas as pd
 
 from galu.provenance import atomic_write_bytes
 
@@ -96,38 +94,6 @@ def start_heartbeat(
 
     threading.Thread(target=beat, name="galu-heartbeat", daemon=True).start()
     return stop
-
-
-def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/report.zip") -> str:
-    """The lines printed when a run ends: verdict counts, failed claims, report and table."""
-    from galu.claims import measured_text  # the table's own precision, as everywhere
-
-    root = Path(root)
-    claims = root / "results/claims.csv"
-    lines = ["galu: the run finished."]
-    if not claims.is_file():
-        lines.append(
-            "  No claims table yet: run `snakemake` (all targets) to check the papers' claims."
-        )
-        return "\n".join(lines)
-    table = pd.read_csv(claims)
-    counts = table["verdict"].value_counts()
-    scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
-    made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
-    lines.append(
-        f"  Claims at the {scale} scale (results/claims.md, written {made}): "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
-        + "."
-    )
-    failed = table[table["verdict"] == "fail"]
-    for row in failed.itertuples():
-        lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")
-    path = root / report
-    if path.is_file():
-        lines.append(f"  Report: {report} (unzip it, open report.html).")
-    else:
-        lines.append(f"  No report yet: `snakemake --report {report}` after a full run builds it.")
-    return "\n".join(lines)
 
 
 def normalize_zip_modes(path: str | os.PathLike[str], file_mode: int = 0o644) -> int:

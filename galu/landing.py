@@ -10,8 +10,11 @@ run. The same page, as standalone HTML, is ``results/claims.html``.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -127,3 +130,53 @@ def landing_html(rst: str) -> str:
     text = rst.replace("{% raw %}", "").replace("{% endraw %}", "")
     text = re.sub(r"`([^`]+)`_", r"\1", text)
     return publish_parts(text, writer="html")["whole"]
+
+
+def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
+    """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
+    and each claim's measured value at the precision the tables show (``None`` when not
+    run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
+    counts = table["verdict"].value_counts()
+    measured = {}
+    for r in table.itertuples():
+        text = measured_text(r).split(" (")[0]
+        try:
+            measured[r.claim_id] = float(text)
+        except ValueError:  # "–" (not run) or "< 1e-4" (below the precision)
+            measured[r.claim_id] = None if text == "–" else text
+    return {
+        "scale": str(table["scale"].iloc[0]) if len(table) else "?",
+        **{v: int(counts.get(v, 0)) for v in ("pass", "fail", "not_run")},
+        "substitute_data": int(table["data_substitute"].sum()) if len(table) else 0,
+        "measured": measured,
+    }
+
+
+def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/report.zip") -> str:
+    """The lines printed when a run ends: verdict counts, failed claims, report and table."""
+    root = Path(root)
+    claims = root / "results/claims.csv"
+    lines = ["galu: the run finished."]
+    if not claims.is_file():
+        lines.append(
+            "  No claims table yet: run `snakemake` (all targets) to check the papers' claims."
+        )
+        return "\n".join(lines)
+    table = pd.read_csv(claims)
+    counts = table["verdict"].value_counts()
+    scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
+    made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
+    lines.append(
+        f"  Claims at the {scale} scale (results/claims.md, written {made}): "
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
+        + "."
+    )
+    failed = table[table["verdict"] == "fail"]
+    for row in failed.itertuples():
+        lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")
+    path = root / report
+    if path.is_file():
+        lines.append(f"  Report: {report} (unzip it, open report.html).")
+    else:
+        lines.append(f"  No report yet: `snakemake --report {report}` after a full run builds it.")
+    return "\n".join(lines)

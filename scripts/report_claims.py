@@ -2,11 +2,12 @@
 landing page (results/captions/index.rst, and as HTML results/claims.html), and each figure's
 report caption (the verdicts of the claims it shows, its template, then what the data show)."""
 
+import json
 from pathlib import Path
 
 from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
 from galu.config import load_yaml
-from galu.landing import landing_html, landing_page
+from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst
 from galu.provenance import Run, atomic_write_bytes, git_state, versions
 
@@ -37,6 +38,7 @@ provenance = {
 landing = landing_page(table, figures, provenance)
 write_text(snakemake.output.landing, landing)
 write_text(snakemake.output.html, landing_html(landing))
+write_text(snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1) + "\n")
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
     # The verdict first, so a reader sees it without scrolling past the parameters; then the
     # template, then what the data show (computed from the figure's CSVs).

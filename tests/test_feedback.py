@@ -17,9 +17,9 @@ from galu.feedback import (
     last_line,
     log_progress,
     normalize_zip_modes,
-    run_summary,
     start_heartbeat,
 )
+from galu.landing import run_summary
 from galu.search import MinWidthSearch, run_searches
 
 

@@ -70,3 +70,15 @@ def test_landing_html_is_a_standalone_page_without_report_links(table):
     assert "Reproduction verdict: 1 pass, 1 fail, 1 not_run" in html
     assert 'class="system-message"' not in html and "{% raw %}" not in html
     assert "ok.png" in html and "javascript:" not in html
+
+
+def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table):
+    from galu.landing import verdict_metrics
+
+    metrics = verdict_metrics(table)
+    assert {k: metrics[k] for k in ("scale", "pass", "fail", "not_run")} == {
+        "scale": "quick", "pass": 1, "fail": 1, "not_run": 1,
+    }  # fmt: skip
+    # mean of y = 0.7: expected 0.7 (step 0.01) and 5 (step 0.1); not run -> None
+    assert metrics["measured"] == {"ok": 0.7, "bad": 0.7, "skip": None}
+    assert metrics["substitute_data"] == 0

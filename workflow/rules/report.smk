@@ -3,7 +3,8 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
-from galu.feedback import normalize_zip_modes, run_summary
+from galu.feedback import normalize_zip_modes
+from galu.landing import run_summary
 from galu.observations import observation_sources
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
@@ -31,6 +32,9 @@ rule claims:
             category="Verdict",
         ),
         html_meta=meta("results/claims.html"),
+        # For `dvc metrics show`: the verdict counts and each claim's measured value.
+        summary="results/claims_summary.json",
+        summary_meta=meta("results/claims_summary.json"),
         captions=[caption_path(f) for f in REPORT_FIGURES],
         caption_metas=[meta(caption_path(f)) for f in REPORT_FIGURES],
     log:
