@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from galu.config import load_yaml
@@ -23,8 +25,21 @@ def digests(root: Path, folders=FOLDERS) -> dict[str, bytes]:
         p.relative_to(root).as_posix(): p.read_bytes()
         for folder in folders
         for p in sorted((root / folder).rglob("*"))
-        if p.is_file() and p.name != "report.zip"
+        if p.is_file() and not p.name.startswith("report.zip")  # the report is not a DVC out
     }
+
+
+def find_metrics(tree, key: str) -> dict:
+    """The metrics file's content inside `dvc metrics show --json` (nested by revision and
+    file): the first mapping that has ``key``."""
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree
+        for value in tree.values():
+            found = find_metrics(value, key)
+            if found:
+                return found
+    return {}
 
 
 def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(quick_run, tmp_path):
@@ -39,6 +54,22 @@ def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(quic
     # Same bytes, sidecars included: a recomputed output would carry new start/finish times.
     # (mtimes are not compared: DVC re-links file outputs from its cache when it commits them.)
     assert digests(quick_run) == made
+    # The README's first steps: up to date, the verdict as metrics, plots offline, a clean
+    # strict audit.
+    assert "up to date" in run([dvc, "status"], quick_run).stdout
+    metrics = run([dvc, "metrics", "show", "--json"], quick_run).stdout
+    claims = pd.read_csv(quick_run / "results/claims.csv")
+    shown = find_metrics(json.loads(metrics), "measured")
+    assert shown["fail"] == int((claims["verdict"] == "fail").sum()) and shown["pass"] > 0
+    assert set(shown["measured"]) == set(claims["claim_id"])
+    page = run([tool("galu"), "plots"], quick_run)
+    html = (quick_run / "dvc_plots/index.html").read_text()
+    assert "cdn.jsdelivr" not in html and "<script src=" not in html  # nothing to download
+    assert html.count("vegaEmbed('#") == len(load_yaml(REPO / "dvc.yaml")["plots"]), page.stdout
+    for column in ("gamma", "train_loss", "test_error", "max_trainable_depth"):
+        assert f'"{column}"' in html  # each plot carries its data
+    assert run([tool("galu"), "audit", "--strict"], quick_run).returncode == 0
+    assert "dvc_plots" not in run(["git", "status", "--porcelain"], quick_run).stdout
 
     run([dvc, "remote", "add", "--local", "-d", "store", str(tmp_path / "remote")], quick_run)
     run([dvc, "push"], quick_run)
