@@ -68,15 +68,23 @@ def slurm_cluster() -> Iterator[None]:
         run(["bash", str(STOP)], REPO, timeout=120)
 
 
-def sacct(run_id: str, since: datetime) -> dict[str, dict[str, str]]:
+def sacct(
+    run_id: str, since: datetime, job_ids: list[str] | None = None
+) -> dict[str, dict[str, str]]:
     """SLURM's accounting for one Snakemake run: {job id: {rule, state, tres}}.
 
     The plugin names every job after the run's ID and comments it with the rule
-    (``rule_<rule>``, or ``rule_<group>_<rule>`` should the rule join a group).
+    (``rule_<rule>``, or ``rule_<group>_<rule>`` should the rule join a group). A job that
+    never became eligible (held, then cancelled) is outside any time window: ask for such
+    jobs by ``job_ids``.
     """
+    select = (
+        ["-j", ",".join(job_ids)]
+        if job_ids
+        else ["--name", run_id, "-S", f"{since:%Y-%m-%dT%H:%M:%S}"]
+    )
     out = run(
-        ["sacct", "-n", "-P", "-X", "--name", run_id, "-S", f"{since:%Y-%m-%dT%H:%M:%S}",
-         "-o", "JobID,Comment,State,AllocTRES"],
+        ["sacct", "-n", "-P", "-X", *select, "-o", "JobID,Comment,State,AllocTRES"],
         REPO, timeout=30,
     ).stdout  # fmt: skip
     jobs = {}
@@ -88,14 +96,16 @@ def sacct(run_id: str, since: datetime) -> dict[str, dict[str, str]]:
     return jobs
 
 
-def settled(run_id: str, since: datetime, count: int) -> dict[str, dict[str, str]]:
+def settled(
+    run_id: str, since: datetime, count: int, job_ids: list[str] | None = None
+) -> dict[str, dict[str, str]]:
     """sacct once it lists ``count`` jobs of the run, none pending or running.
 
     slurmctld hands records to slurmdbd asynchronously: a job just submitted or cancelled
     can take a moment to appear, or to show its final state.
     """
     for _ in range(100):
-        jobs = sacct(run_id, since)
+        jobs = sacct(run_id, since, job_ids)
         done = all(j["state"] not in ("PENDING", "RUNNING") for j in jobs.values())
         if len(jobs) >= count and done:
             break
@@ -208,7 +218,8 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
         assert state.split() == ["PENDING", "JobHeldUser"], state
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) != 0
-    first = settled(run_id(log.read_text()), since, 2)
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", log.read_text())
+    first = settled(run_id(log.read_text()), since, 2, job_ids=submitted)
     states = {j["rule"]: j["state"] for j in first.values()}
     assert states == {GPU_RULE: "COMPLETED", "normalization_plot_coefficients": "CANCELLED"}, first
     csv = repo / TARGETS[0]
