@@ -29,7 +29,12 @@ ROLES = {"pass": "passed", "fail": "failed", "not_run": "notrun"}
 STYLE = (
     "<style>.passed{color:#1a7f37;font-weight:bold}"
     ".failed{color:#cf222e;font-weight:bold}"
-    ".notrun{color:#9a6700;font-weight:bold}</style>"
+    ".notrun{color:#9a6700;font-weight:bold}"
+    # Snakemake centres the description vertically in a scrolling box: a page taller than
+    # the window would lose its top (the verdict) above the scroll range. Top-align it, and
+    # let the table use the width.
+    ".h-screen.overflow-auto{align-items:flex-start!important;justify-content:flex-start!important}"
+    ".prose.max-w-lg{max-width:80rem!important}</style>"
 )
 
 
@@ -48,7 +53,7 @@ def _figure_cell(figure: str, linked: set[str]) -> str:
 
 def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
-    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 8 22 40 8 8 14", ""]
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 18 47 8 10 10", ""]
     header = ["verdict", "claim", "statement", "expected", "measured", "figure"]
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
     for r in rows.itertuples():

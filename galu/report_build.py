@@ -13,9 +13,12 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from galu.closure import CodeScanner
 from galu.provenance import Run
 
 BUILD_DIR = Path(".snakemake/galu/report-build")
+CODE_CACHE = ".snakemake/galu/code-cache.json"
+MODULE = "galu/report_build.py"
 REPORT = Path("results/report.zip")
 
 
@@ -37,7 +40,16 @@ def publish(
     built, final = Path(built), Path(final)
     if not built.is_file():
         raise FileNotFoundError(f"the report build left no archive at {built}")
-    run = Run("report", inputs=[p for p in inputs if Path(p).is_file()])
+    # The report's code, for the audit's staleness check like any job's: galu's part in
+    # building it (this module and what it imports; the captions are recorded inputs).
+    # (Outside a checkout, e.g. in a test's scratch folder, there is no code to record.)
+    root = Path.cwd()
+    code = (
+        CodeScanner(root, cache=root / CODE_CACHE).closure(MODULE).record()
+        if (root / MODULE).is_file()
+        else None
+    )
+    run = Run("report", inputs=[p for p in inputs if Path(p).is_file()], code=code)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(built, final)
     run.stamp(final)
