@@ -67,17 +67,63 @@ class Finding:
         return f"{self.path}: {self.problem}"
 
 
+def _is_hash(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64
+
+
+def shape_problem(record: Any) -> str | None:
+    """What is wrong with the shape of a sidecar record (None when it is well formed): every
+    field the audit reads has the type it expects, so no sidecar can crash it."""
+    if not isinstance(record, dict):
+        return f"is a {type(record).__name__}, not a mapping"
+    output = record.get("output")
+    if not isinstance(output, dict) or not _is_hash(output.get("sha256")):
+        return "has no output.sha256 (a 64-digit hash)"
+    if not isinstance(output.get("path"), str):
+        return "has no output.path"
+    inputs = record.get("inputs", [])
+    if not isinstance(inputs, list) or not all(
+        isinstance(i, dict) and isinstance(i.get("path"), str) and _is_hash(i.get("sha256"))
+        for i in inputs
+    ):
+        return "has malformed inputs (a list of {path, sha256} expected)"
+    code = record.get("code")
+    if code is not None and not (
+        isinstance(code, dict)
+        and isinstance(code.get("script"), str)
+        and isinstance(code.get("files", {}), dict)
+    ):
+        return "has a malformed code record"
+    return None
+
+
 def read_sidecar(path: Path) -> dict[str, Any] | None:
-    """The sidecar record of ``path``; None when there is none. Raises ValueError if corrupt."""
+    """The sidecar record of ``path``; None when there is none. Raises ValueError if it is
+    unreadable or malformed (:func:`shape_problem`)."""
     side = Path(f"{path}{SIDECAR_SUFFIX}")
     if not side.is_file():
         return None
     try:
         record = json.loads(side.read_text())
-        record["output"]["sha256"]  # noqa: B018 - the one field every sidecar must have
-    except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"sidecar {side.name} is unreadable or incomplete ({error})") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(f"sidecar {side.name} is unreadable ({error})") from None
+    problem = shape_problem(record)
+    if problem:
+        raise ValueError(f"sidecar {side.name} {problem}")
     return record
+
+
+def described_elsewhere(root: Path, path: Path, record: dict[str, Any]) -> str | None:
+    """A sidecar that describes another file: an output copied with its sidecar (an array of
+    one dataset passed off as another) must not inherit that provenance."""
+    described = Path(record["output"]["path"])
+    here = path.relative_to(root)
+    if described.is_absolute() or described.as_posix() == here.as_posix():
+        return None
+    return (
+        f"its sidecar describes {described.as_posix()}, not this file (copied with its"
+        " sidecar?): its provenance is not this file's"
+    )
 
 
 def _is_temporary(path: Path) -> bool:
@@ -150,6 +196,9 @@ def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> 
     sealed = seal_problem(side.read_bytes())
     if sealed:
         yield f"sidecar {side.relative_to(root).as_posix()} {sealed}"
+    elsewhere = described_elsewhere(root, path, record)
+    if elsewhere:
+        yield elsewhere
     actual = sha256_file(path)
     recorded = record["output"]["sha256"]
     if actual != recorded:

@@ -78,9 +78,32 @@ def _commit_notes(args: argparse.Namespace) -> list[str]:
     return notes
 
 
+def _audit_scope(args: argparse.Namespace) -> None:
+    """A root that exists, and folders given by hand that exist under it (a misspelt folder
+    would otherwise be audited as empty, and pass)."""
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root} is not a folder; give the checkout to audit")
+    if list(args.folders) != list(DEFAULT_FOLDERS):
+        missing = [f for f in args.folders if not (root / f).is_dir()]
+        if missing:
+            raise UsageError(
+                f"no folder {', '.join(missing)} under {root.resolve()}; the workflow writes"
+                f" {', '.join(DEFAULT_FOLDERS)}"
+            )
+
+
 def _audit(args: argparse.Namespace) -> int:
+    _audit_scope(args)
     if args.explain:
         return _explain(args)
+    if count_outputs(args.root, args.folders) == 0:
+        print(
+            f"galu audit: nothing to check: no output under {', '.join(args.folders)} in"
+            f" {Path(args.root).resolve()}. Run the workflow first (snakemake --cores 2), or"
+            " pass --root the checkout that holds the results."
+        )
+        return 1
     findings = audit_tree(args.root, args.folders)
     for finding in findings:
         print(f"PROBLEM {finding}")

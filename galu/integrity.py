@@ -438,20 +438,23 @@ def _result_files(root: Path) -> Iterator[Path]:
                     yield path
 
 
-def _sidecar_problem(path: Path) -> tuple[str | None, dict[str, Any], str]:
+def _sidecar_problem(root: Path, path: Path) -> tuple[str | None, dict[str, Any], str]:
     """(problem, record, key) of ``path``'s sidecar: the problem is None when it is readable,
     well formed and sealed; the key changes whenever the sidecar's bytes do."""
     side = sidecar_path(path)
     if not side.is_file():
         return "has no provenance sidecar (its job was killed, or it was made by hand)", {}, ""
+    from galu.audit import described_elsewhere, read_sidecar
+
     data = side.read_bytes()
     try:
-        record = json.loads(data)
-        recorded = record["output"]["sha256"]
-        if not isinstance(recorded, str):
-            raise TypeError("output.sha256 is not a string")
-    except (ValueError, KeyError, TypeError) as error:
+        record = read_sidecar(path)
+    except ValueError as error:
         return f"its sidecar is unreadable or malformed ({error})", {}, ""
+    recorded = record["output"]["sha256"]
+    elsewhere = described_elsewhere(root, path, record)
+    if elsewhere:
+        return elsewhere, {}, ""
     sealed = seal_problem(data)
     if sealed:
         return f"its sidecar {sealed}", {}, ""
@@ -486,7 +489,7 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Fin
     sound: dict[Path, dict[str, Any]] = {}
     failed: list[tuple[Path, str]] = []
     for path in _result_files(root):
-        problem, record, key = _sidecar_problem(path)
+        problem, record, key = _sidecar_problem(root, path)
         if problem is None and not checked.passed(path, key):
             actual, recorded = sha256_file(path), record["output"]["sha256"]
             if actual == recorded:

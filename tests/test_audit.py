@@ -1,6 +1,11 @@
 """The audit finds tampered outputs, tampered inputs, missing and orphan sidecars."""
 
+import json
+import random
+import shutil
+
 import pandas as pd
+import pytest
 
 from galu.audit import audit_tree
 from galu.cli import main
@@ -231,3 +236,75 @@ def test_rebuild_command_names_the_job_of_each_broken_file():
     assert rebuild_command(findings) == (
         "snakemake --cores all --forcerun data/raw/mnist/sources.json results/a.csv figures/f.png"
     )
+
+
+# Sidecars that are valid JSON of a wrong shape: the audit names them, never crashes.
+SHAPES = [
+    None, [], "text", 3, {}, {"output": None}, {"output": "a string"},
+    {"output": {"sha256": None}}, {"output": {"sha256": 5, "path": "results/s/x.csv"}},
+    {"output": {"sha256": "0" * 64}},  # no path
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "inputs": None},
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "inputs": "in.txt"},
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "inputs": [None]},
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "inputs": [{"path": 1}]},
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "code": "script.py"},
+    {"output": {"sha256": "0" * 64, "path": "results/s/x.csv"}, "code": {"script": None}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: json.dumps(s)[:40])
+def test_a_sidecar_of_the_wrong_shape_is_named_not_a_crash(tmp_path, monkeypatch, capsys, shape):
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    Run("r").write_csv(pd.DataFrame({"x": [2]}), "results/s/y.csv")
+    (tmp_path / "results/s/x.csv.meta.json").write_text(json.dumps(shape))
+    assert main(["audit"]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM results/s/x.csv: sidecar x.csv.meta.json" in out
+    assert "PROBLEM results/s/y.csv" not in out  # the other output is fine
+
+
+def test_random_json_never_crashes_the_audit(tmp_path, monkeypatch, capsys):
+    """A property test: 300 random JSON values as the sidecar; the audit always answers."""
+    rng = random.Random(0)
+
+    def value(depth=0):
+        kinds = ["null", "int", "str", "hash", "list", "dict"] if depth < 3 else ["int", "str"]
+        kind = rng.choice(kinds)
+        if kind == "dict":
+            keys = ["output", "inputs", "sha256", "path", "code", "script", "files", "x"]
+            return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        if kind == "list":
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {"null": None, "int": rng.randint(-5, 5), "str": "results/s/x.csv",
+                "hash": "0" * 64}[kind]  # fmt: skip
+
+    monkeypatch.chdir(tmp_path)
+    Run("r").write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    for _ in range(300):
+        (tmp_path / "results/s/x.csv.meta.json").write_text(json.dumps(value()))
+        assert main(["audit"]) == 1  # never a well-formed, matching sidecar by chance
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_output_copied_with_its_sidecar_is_not_taken_for_another(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Run("prepare").write_csv(pd.DataFrame({"x": [1]}), "data/processed/mnist.csv")
+    for suffix in ("", ".meta.json"):
+        shutil.copy(f"data/processed/mnist.csv{suffix}", f"data/processed/fashion.csv{suffix}")
+    (finding,) = audit_tree(".")
+    assert finding.path == "data/processed/fashion.csv"
+    assert "its sidecar describes data/processed/mnist.csv, not this file" in finding.problem
+
+
+def test_an_audit_that_checks_nothing_fails_and_bad_places_are_usage_errors(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit"]) == 1
+    assert "galu audit: nothing to check" in capsys.readouterr().out
+    assert main(["audit", "--root", str(tmp_path / "none")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    (tmp_path / "results").mkdir()
+    assert main(["audit", "--folders", "resutls"]) == 2
+    assert "no folder resutls under" in capsys.readouterr().err

@@ -63,7 +63,7 @@ def test_a_truncated_result_is_set_aside_with_its_sidecar_and_a_dry_run_only_say
         (b"{not json", "its sidecar is unreadable or malformed"),
         (b"null", "its sidecar is unreadable or malformed"),
         (b'{"output": "a string"}', "its sidecar is unreadable or malformed"),
-        (b'{"output": {"sha256": null}}', "output.sha256 is not a string"),
+        (b'{"output": {"sha256": null}}', "has no output.sha256"),
         (b'["a", "list"]', "its sidecar is unreadable or malformed"),
     ],
 )
