@@ -135,6 +135,23 @@ class CommitteeODE:
             dQ = dQ + self.eta**2 * self._noise(omega)
         return np.concatenate([dR.ravel(), dQ[np.triu_indices(K)]])
 
+    def parts(self, y: Array) -> tuple[Array, Array]:
+        """``(a, b)`` with ``rhs = eta a + eta^2 b`` (Straat & Biehl, Eqs. 5-6), packed like ``y``.
+
+        ``a`` is the drive ``<delta_i y_n>``, ``<delta_i x_k + delta_k x_i>`` (eta-free);
+        ``b`` is zero on the R block and ``<delta_i delta_k>`` on the Q block, whatever
+        ``eta2_term`` says. Learning-rate schedules (:mod:`galu.scm.schedules`) use them.
+        """
+        K, idx = self.K, self._index
+        omega = self.covariance(y)
+        triple = triple_average(omega[idx["t3_rows"], idx["t3_cols"]], self.activation)
+        drive = triple @ idx["sign"]
+        a_q = drive[:, :K] + drive[:, :K].T
+        a = np.concatenate([drive[:, K:].ravel(), a_q[np.triu_indices(K)]])
+        b_q = self._noise(omega)[np.triu_indices(K)]
+        b = np.concatenate([np.zeros(K * self.M), b_q])
+        return a, b
+
     def _noise(self, omega: Array) -> Array:
         """``<delta_i delta_k> = sum_uv s_u s_v <g'(x_i) g'(x_k) g(z_u) g(z_v)>`` (K, K).
 
