@@ -13,6 +13,8 @@ is declarative:
 - ``reduce``: how the rows become one number: ``mean``, ``median``, ``max``,
   ``min``, ``count``, ``fraction`` (mean of a boolean), or ``first_x`` (the
   smallest value of column ``x`` at which the expression is true);
+- ``section``: where the statement comes from (the paper's section, figure or
+  table; "ours" for our own statements), optional, carried to ``evaluate``'s table;
 - ``compare``: ``within`` (``|measured - expected| <= tolerance``),
   ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
   (``measured >= expected - tolerance``).
@@ -59,6 +61,7 @@ class Claim:
     justification: str = ""
     finding: str = ""
     scales: tuple[str, ...] = field(default=("quick", "paper"))
+    section: str = ""
 
     def __post_init__(self) -> None:
         bad = {
@@ -131,6 +134,7 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
                 justification=" ".join(str(entry.get("justification", "")).split()),
                 finding=" ".join(str(entry.get("finding", "")).split()),
                 scales=scales,
+                section=" ".join(str(entry.get("section", "")).split()),
             )
         )
     ids = [c.claim_id for c in claims]
@@ -196,6 +200,7 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "figure": claim.figure,
             "source": claim.source,
             "scale": scale,
+            "section": claim.section,
         }
         path = root / claim.source
         if scale not in claim.scales:

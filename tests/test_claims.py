@@ -92,6 +92,12 @@ def test_missing_source_or_rows_is_not_run_with_a_reason(tree):
     assert paper_only.verdict == "not_run" and "paper scale" in paper_only.reason
 
 
+def test_section_is_parsed_and_reported(tree):
+    row = run_one(tree, section="Sec. 4,  Fig. 2")
+    assert row.section == "Sec. 4, Fig. 2"
+    assert run_one(tree).section == ""
+
+
 def test_nan_measurement_fails(tree):
     pd.DataFrame({"y": [float("nan")]}).to_csv(tree / "results/t.csv", index=False)
     assert run_one(tree).verdict == "fail"
