@@ -162,6 +162,7 @@ def test_declared_claims_parse_and_name_existing_paths():
     assert len(claims) == len(entries) >= 2
     for c in claims:
         assert c.source.startswith("results/") and c.figure.startswith("figures/")
+        assert c.section, f"claim {c.claim_id} names no section of its paper (or 'ours')"
 
 
 def render_caption(text):

@@ -1,6 +1,6 @@
 """Learning-rate schedules from the order-parameter ODEs that are exact in eta.
 
-Straat & Biehl (arXiv 1903.07378, Sec. 5) leave the ``eta^2`` term "for future
+Straat & Biehl (arXiv 1903.07378, conclusion) leave the ``eta^2`` term "for future
 research", which "would also make possible the study of learning rate adaptation
 schemes". Our ODEs keep it (:mod:`galu.scm.odes`, Eqs. 5-6): every ``dR/dalpha``
 is ``eta a_R`` and every ``dQ/dalpha`` is ``eta a_Q + eta^2 b_Q``, with ``a`` and
