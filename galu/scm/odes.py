@@ -274,6 +274,20 @@ def integrate(
 
     ``alpha`` must start at 0 and increase (:func:`log_alpha_grid` makes one).
     """
+    alpha, y0 = check_integration(ode, R0, Q0, alpha, method, rtol, atol)
+    sol = solve_ivp(
+        ode.rhs, (0.0, alpha[-1]), y0, method=method, t_eval=alpha, rtol=rtol, atol=atol
+    )
+    if not sol.success:
+        raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
+    y = sol.y.T
+    return Trajectory(alpha=alpha, y=y, eps_g=ode.eps_g(y), labels=state_labels(ode.K, ode.M))
+
+
+def check_integration(
+    ode: CommitteeODE, R0: Array, Q0: Array, alpha: Array, method: str, rtol: float, atol: float
+) -> tuple[Array, Array]:
+    """Check an integration's arguments; return the grid as an array and the packed start."""
     if method not in IVP_METHODS:
         raise ValueError(f"method must be one of {IVP_METHODS}, got {method!r}")
     if not (rtol > 0 and atol > 0):
@@ -285,13 +299,7 @@ def integrate(
     if y0.size != ode.size:
         raise ValueError(f"(R0, Q0) give {y0.size} numbers, the ODE needs {ode.size}")
     check_valid_state(ode, y0, "the initial state (R0, Q0)")
-    sol = solve_ivp(
-        ode.rhs, (0.0, alpha[-1]), y0, method=method, t_eval=alpha, rtol=rtol, atol=atol
-    )
-    if not sol.success:
-        raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
-    y = sol.y.T
-    return Trajectory(alpha=alpha, y=y, eps_g=ode.eps_g(y), labels=state_labels(ode.K, ode.M))
+    return alpha, y0
 
 
 def is_valid_state(ode: CommitteeODE, y: Array, tol: float = 1e-12) -> bool:

@@ -35,16 +35,15 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 
 from galu.scm.odes import (
-    IVP_METHODS,
     CommitteeODE,
     Trajectory,
-    check_valid_state,
+    check_integration,
     log_alpha_grid,
-    pack,
     state_labels,
 )
 
 Array = np.ndarray
+SOLVER_DEFAULTS = {"method": "LSODA", "rtol": 1e-8, "atol": 1e-10}
 # a law maps (alpha, packed state, (a, b) at that state) to eta
 EtaLaw = Callable[[float, Array, tuple[Array, Array]], float]
 
@@ -115,27 +114,22 @@ def integrate_law(
     R0: Array,
     Q0: Array,
     alpha: Array,
-    method: str = "LSODA",
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
+    *,
     diverge_at: float = 1e3,
+    **solver: Any,
 ) -> ScheduledTrajectory:
     """Solve ``dy/dalpha = eta a(y) + eta^2 b(y)`` with ``eta = law(alpha, y, (a, b))``.
 
     ``ode.eta`` and ``ode.eta2_term`` are ignored: the eta^2 term is always kept.
     ``alpha`` must start at 0 and increase. A run whose order parameters exceed
     ``diverge_at`` in magnitude (eta above the stable range) stops there: later grid
-    points get NaN states, ``eps_g = inf`` and NaN eta.
+    points get NaN states, ``eps_g = inf`` and NaN eta. ``solver`` may set ``method``
+    (default LSODA), ``rtol`` (1e-8) and ``atol`` (1e-10), as in :func:`integrate`.
     """
-    if method not in IVP_METHODS:
-        raise ValueError(f"method must be one of {IVP_METHODS}, got {method!r}")
-    alpha = np.asarray(alpha, dtype=float)
-    if alpha.ndim != 1 or alpha[0] != 0 or np.any(np.diff(alpha) <= 0):
-        raise ValueError("alpha must be a 1-D increasing grid starting at 0")
-    y0 = pack(R0, Q0)
-    if y0.size != ode.size:
-        raise ValueError(f"(R0, Q0) give {y0.size} numbers, the ODE needs {ode.size}")
-    check_valid_state(ode, y0, "the initial state (R0, Q0)")
+    method, rtol, atol = (solver.pop(k, d) for k, d in SOLVER_DEFAULTS.items())
+    if solver:
+        raise TypeError(f"unknown solver options: {', '.join(sorted(solver))}")
+    alpha, y0 = check_integration(ode, R0, Q0, alpha, method, rtol, atol)
 
     def rhs(t: float, y: Array) -> Array:
         a, b = ode.parts(y)
@@ -222,7 +216,8 @@ def schedule_experiment(
 
     ``setting`` gives ``activation``, ``R0``, ``Q0`` (:mod:`galu.scm.experiments`).
     ``config`` holds ``constant_etas``, ``eta_min``, ``eta_max``, ``eps_exit``,
-    ``eps_target``, ``alpha_max``, ``points``, ``sim_schedules`` and ``sim_alpha_max``.
+    ``eps_target``, ``alpha_max``, ``points``, ``rtol``, ``atol``, ``sim_schedules`` and
+    ``sim_alpha_max``; ``ode_config`` gives ``method`` and ``alpha_min``.
     The best constant eta is the one reaching ``eps_target`` at the smallest alpha;
     ``greedy_floor`` is the greedy law clipped to ``[best constant, eta_max]``.
     The simulations (``sim_config``: N, seeds, n_test, block, points) follow each
@@ -238,8 +233,8 @@ def schedule_experiment(
     K, M = R0.shape
     flow = CommitteeODE(K, M, setting["activation"], 1.0)
     grid = log_alpha_grid(config["alpha_max"], config["points"], ode_config["alpha_min"])
-    solve = {"method": ode_config["method"], "rtol": ode_config["rtol"],
-             "atol": ode_config["atol"]}  # fmt: skip
+    # the schedules' own tolerances: the greedy law's finite differences make each step dear
+    solve = {"method": ode_config["method"], "rtol": config["rtol"], "atol": config["atol"]}
     runs: dict[tuple[str, float], ScheduledTrajectory] = {}
     for eta in config["constant_etas"]:
         runs[("constant", float(eta))] = integrate_law(flow, constant_law(eta), R0, Q0, grid,
