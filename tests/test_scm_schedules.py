@@ -15,7 +15,6 @@ from galu.scm.schedules import (
     greedy_eta,
     greedy_law,
     integrate_law,
-    plateau_length,
     rate_coefficients,
     schedule_function,
 )
@@ -113,15 +112,13 @@ def test_greedy_eta_is_one_along_the_perceptron_run_and_diverging_runs_stop() ->
     assert np.isinf(wild.trajectory.eps_g[-1]) and np.isnan(wild.eta[-1])
 
 
-def test_alpha_to_and_plateau_length() -> None:
+def test_alpha_to_interpolates_in_log_eps() -> None:
     alpha = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     eps = np.array([0.5, 0.1, 0.1, 0.01, 0.001])
     assert alpha_to(alpha, eps, 0.5) == 0.0
     assert alpha_to(alpha, eps, 0.1) == 1.0
     assert alpha_to(alpha, eps, math.sqrt(0.1 * 0.01)) == pytest.approx(2.5)  # log-linear
     assert alpha_to(alpha, eps, 1e-4) == math.inf
-    assert plateau_length(alpha, eps, 0.01, 0.1) == pytest.approx(2.0)
-    assert plateau_length(alpha, eps, 1e-5, 1e-4) == 0.0
 
 
 def test_schedule_function_interpolates_and_checks() -> None:

@@ -18,9 +18,9 @@ feedback law ``eta(R, Q)``; along its own ODE trajectory it becomes a schedule
 
 Measures of a trajectory (``eps_g`` on an alpha grid): ``alpha_to(eps)`` is the
 first alpha at which ``eps_g <= eps`` (linear interpolation in log eps_g between
-grid points; ``inf`` if never); the *plateau length* is the alpha spent with
-``eps_g`` inside ``[eps_low, eps_high]``, a band around the symmetric plateau's
-error chosen per setting in the config.
+grid points; ``inf`` if never). The plateau is measured by when it is left:
+``alpha_to(eps_exit)`` with ``eps_exit`` below every plateau's error (the descent
+before the plateau takes a few alpha, the plateau tens).
 """
 
 from __future__ import annotations
@@ -167,21 +167,6 @@ def alpha_to(alpha: Array, eps_g: Array, eps: float) -> float:
     hi, lo = math.log(max(eps_g[j - 1], 1e-300)), math.log(max(eps_g[j], 1e-300))
     frac = 1.0 if hi == lo else (hi - math.log(eps)) / (hi - lo)
     return float(alpha[j - 1] + frac * (alpha[j] - alpha[j - 1]))
-
-
-def plateau_length(alpha: Array, eps_g: Array, eps_low: float, eps_high: float) -> float:
-    """Alpha spent with ``eps_low <= eps_g <= eps_high`` (trapezoid of the indicator).
-
-    Counts the band from the first entry to the last exit; with a monotone
-    descent this is ``alpha_to(eps_low) - alpha_to(eps_high)``.
-    """
-    if not 0 < eps_low < eps_high:
-        raise ValueError(f"need 0 < eps_low < eps_high, got {eps_low}, {eps_high}")
-    start = alpha_to(alpha, eps_g, eps_high)
-    end = alpha_to(alpha, eps_g, eps_low)
-    if math.isinf(start):
-        return 0.0
-    return float(end - start)
 
 
 def schedule_function(alpha: Array, eta: Array) -> Callable[[float], float]:
