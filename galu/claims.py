@@ -13,6 +13,8 @@ is declarative:
 - ``reduce``: how the rows become one number: ``mean``, ``median``, ``max``,
   ``min``, ``count``, ``fraction`` (mean of a boolean), or ``first_x`` (the
   smallest value of column ``x`` at which the expression is true);
+- ``section``: where the statement comes from (the paper's section, figure or
+  table; "ours" for our own statements), optional, carried to ``evaluate``'s table;
 - ``compare``: ``within`` (``|measured - expected| <= tolerance``),
   ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
   (``measured >= expected - tolerance``);
@@ -92,6 +94,7 @@ class Claim:
     finding_values: tuple[tuple[str, Quantity], ...] = ()
     alternative: Claim | None = None
     alternative_label: str = ""
+    section: str = ""
 
     def __post_init__(self) -> None:
         bad = {
@@ -208,6 +211,7 @@ def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
         alternative_label=label,
         precision=float(entry["precision"]) if "precision" in entry else None,
         finding_values=_quantities(entry.get("finding_values"), entry["id"]),
+        section=" ".join(str(entry.get("section", "")).split()),
     )
 
 
@@ -307,6 +311,7 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "precision": claim.precision or math.nan,
             "alternative": claim.alternative_label,
             "measured_alternative": math.nan,
+            "section": claim.section,
         }
         path = root / claim.source
         if scale not in claim.scales:

@@ -51,6 +51,12 @@ def _figure_cell(figure: str, linked: set[str]) -> str:
     return f"`{name}`_" if figure in linked else f"``{figure}``"
 
 
+def _source(row: Any) -> str:
+    """Where a claim comes from: the paper's section when the claim names it."""
+    section = getattr(row, "section", "")
+    return rst_escape(section) if isinstance(section, str) and section else row.paper
+
+
 def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 18 47 8 10 10", ""]
@@ -62,7 +68,7 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
             verdict += " (substitute data)"
         cells = [
             verdict,
-            f"``{r.claim_id}`` ({r.paper})",
+            f"``{r.claim_id}`` ({_source(r)})",
             rst_escape(r.statement),
             rst_escape(expected_text(r.compare, r.expected)),
             rst_escape(measured_text(r)),

@@ -132,6 +132,12 @@ def test_missing_source_or_rows_is_not_run_with_a_reason(tree):
     assert paper_only.verdict == "not_run" and "paper scale" in paper_only.reason
 
 
+def test_section_is_parsed_and_reported(tree):
+    row = run_one(tree, section="Sec. 4,  Fig. 2")
+    assert row.section == "Sec. 4, Fig. 2"
+    assert run_one(tree).section == ""
+
+
 def test_nan_measurement_fails(tree):
     pd.DataFrame({"y": [float("nan")]}).to_csv(tree / "results/t.csv", index=False)
     assert run_one(tree).verdict == "fail"
@@ -194,6 +200,7 @@ def test_declared_claims_parse_and_name_existing_paths():
     assert len(claims) == len(entries) >= 2
     for c in claims:
         assert c.source.startswith("results/") and c.figure.startswith("figures/")
+        assert c.section, f"claim {c.claim_id} names no section of its paper (or 'ours')"
 
 
 def render_caption(text):

@@ -82,3 +82,10 @@ def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table)
     # mean of y = 0.7: expected 0.7 (step 0.01) and 5 (step 0.1); not run -> None
     assert metrics["measured"] == {"ok": 0.7, "bad": 0.7, "skip": None}
     assert metrics["substitute_data"] == 0
+
+
+def test_each_row_names_the_papers_section_when_the_claim_gives_it(table):
+    sourced = table.assign(section=["Fiat et al., sec. 5", "", ""])
+    html = render(landing_page(sourced, [], PROVENANCE))
+    assert '<tt class="docutils literal">ok</tt> (Fiat et al., sec. 5)' in html
+    assert '<tt class="docutils literal">bad</tt> (galu)' in html

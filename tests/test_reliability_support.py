@@ -62,6 +62,8 @@ TINY: dict[str, Any] = {
         "relu_k3m2": _SCM_START,
         "erf_k3m2": _SCM_START,
         "relu_k2m3": _SCM_START,
+        "schedules": {"settings": ["relu_k2m2"], "constant_etas": [0.5, 1.0], "alpha_max": 2.0,
+                      "points": 8, "sim_alpha_max": 1.0},
     },
     "memorization": {
         "underparam": {"ms": [32], "ds": [4], "ks": [2, 4], "seeds": 1, "steps": 30,

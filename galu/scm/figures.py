@@ -139,3 +139,46 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     ax.axhline(0, color="k", lw=0.6)
     ax.set(xlabel=r"$\eta$", ylabel="eigenvalue at R = Q = 1", title="stability of R = Q = 1")
     legend_outside(ax)
+
+
+def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
+    """Per setting: eps_g against alpha under each schedule (ODE lines, simulation markers)
+    and the learning rate eta(alpha) each schedule uses (:mod:`galu.scm.schedules`)."""
+    use_style()
+    settings = list(dict.fromkeys(runs["setting"]))
+    fig, axes = plt.subplots(
+        len(settings), 2, figsize=(12, 4.2 * len(settings)), squeeze=False, layout="constrained"
+    )
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for (ax_eps, ax_eta), name in zip(axes, settings, strict=True):
+        best = float(summary.loc[summary["setting"] == name, "best_constant_eta"].iloc[0])
+        mine = runs[runs["setting"] == name]
+        curves = mine[["schedule", "constant_eta"]].drop_duplicates()
+        for k, (schedule, eta) in enumerate(curves.itertuples(index=False)):
+            label = f"constant $\\eta$={eta:g}" if schedule == "constant" else schedule
+            if schedule == "constant" and eta == best:
+                label += " (best)"
+            same = (mine["schedule"] == schedule) & (
+                mine["constant_eta"].isna() if pd.isna(eta) else mine["constant_eta"] == eta
+            )
+            for source, style in (("ode", "-"), ("sim", "o")):
+                part = mine[same & (mine["source"] == source) & (mine["alpha"] > 0)]
+                part = part[np.isfinite(part["eps_g"])]
+                if len(part):
+                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k % 10],
+                                markersize=3, label=label if source == "ode" else None)  # fmt: skip
+                    if source == "ode":
+                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k % 10],
+                                    label=label)  # fmt: skip
+        eps = summary[summary["setting"] == name]
+        ax_eps.axhline(eps["eps_target"].iloc[0], color="0.4", lw=0.8, ls=":")
+        ax_eps.axhline(eps["eps_exit"].iloc[0], color="0.6", lw=0.8, ls="--")
+        ax_eps.plot([], [], "ko", markersize=3, label="simulation (seed mean)")
+        ax_eps.set(xscale="log", yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
+                   title=f"{name}: generalization error")  # fmt: skip
+        ax_eps.set_ylim(bottom=max(EPS_FLOOR, ax_eps.get_ylim()[0]), top=1.0)
+        ax_eps.legend(fontsize="small")
+        ax_eta.set(xscale="log", xlabel=r"$\alpha$", ylabel=r"$\eta$",
+                   title=f"{name}: learning rate")  # fmt: skip
+        ax_eta.legend(fontsize="small")
+    return fig

@@ -135,6 +135,23 @@ class CommitteeODE:
             dQ = dQ + self.eta**2 * self._noise(omega)
         return np.concatenate([dR.ravel(), dQ[np.triu_indices(K)]])
 
+    def parts(self, y: Array) -> tuple[Array, Array]:
+        """``(a, b)`` with ``rhs = eta a + eta^2 b`` (Straat & Biehl, Eqs. 5-6), packed like ``y``.
+
+        ``a`` is the drive ``<delta_i y_n>``, ``<delta_i x_k + delta_k x_i>`` (eta-free);
+        ``b`` is zero on the R block and ``<delta_i delta_k>`` on the Q block, whatever
+        ``eta2_term`` says. Learning-rate schedules (:mod:`galu.scm.schedules`) use them.
+        """
+        K, idx = self.K, self._index
+        omega = self.covariance(y)
+        triple = triple_average(omega[idx["t3_rows"], idx["t3_cols"]], self.activation)
+        drive = triple @ idx["sign"]
+        a_q = drive[:, :K] + drive[:, :K].T
+        a = np.concatenate([drive[:, K:].ravel(), a_q[np.triu_indices(K)]])
+        b_q = self._noise(omega)[np.triu_indices(K)]
+        b = np.concatenate([np.zeros(K * self.M), b_q])
+        return a, b
+
     def _noise(self, omega: Array) -> Array:
         """``<delta_i delta_k> = sum_uv s_u s_v <g'(x_i) g'(x_k) g(z_u) g(z_v)>`` (K, K).
 
@@ -257,6 +274,20 @@ def integrate(
 
     ``alpha`` must start at 0 and increase (:func:`log_alpha_grid` makes one).
     """
+    alpha, y0 = check_integration(ode, R0, Q0, alpha, method, rtol, atol)
+    sol = solve_ivp(
+        ode.rhs, (0.0, alpha[-1]), y0, method=method, t_eval=alpha, rtol=rtol, atol=atol
+    )
+    if not sol.success:
+        raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
+    y = sol.y.T
+    return Trajectory(alpha=alpha, y=y, eps_g=ode.eps_g(y), labels=state_labels(ode.K, ode.M))
+
+
+def check_integration(
+    ode: CommitteeODE, R0: Array, Q0: Array, alpha: Array, method: str, rtol: float, atol: float
+) -> tuple[Array, Array]:
+    """Check an integration's arguments; return the grid as an array and the packed start."""
     if method not in IVP_METHODS:
         raise ValueError(f"method must be one of {IVP_METHODS}, got {method!r}")
     if not (rtol > 0 and atol > 0):
@@ -268,13 +299,7 @@ def integrate(
     if y0.size != ode.size:
         raise ValueError(f"(R0, Q0) give {y0.size} numbers, the ODE needs {ode.size}")
     check_valid_state(ode, y0, "the initial state (R0, Q0)")
-    sol = solve_ivp(
-        ode.rhs, (0.0, alpha[-1]), y0, method=method, t_eval=alpha, rtol=rtol, atol=atol
-    )
-    if not sol.success:
-        raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
-    y = sol.y.T
-    return Trajectory(alpha=alpha, y=y, eps_g=ode.eps_g(y), labels=state_labels(ode.K, ode.M))
+    return alpha, y0
 
 
 def is_valid_state(ode: CommitteeODE, y: Array, tol: float = 1e-12) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +100,7 @@ def simulate(
     K: int,
     M: int,
     activation: str,
-    eta: float,
+    eta: float | Callable[[float], float],
     R0: Array,
     Q0: Array,
     N: int,
@@ -114,9 +114,11 @@ def simulate(
     """Run on-line SGD for each seed and record R, Q and eps_g at ``alpha`` (rounded to steps).
 
     ``block`` examples per seed are drawn at once; the updates stay sequential.
+    ``eta`` is a number or a schedule ``alpha -> eta`` (:mod:`galu.scm.schedules`),
+    evaluated at ``alpha = step / N`` before each step.
     """
     check_activation(activation)
-    _check_sim_args(eta, N, seeds, n_test, block)
+    _check_sim_args(1.0 if callable(eta) else eta, N, seeds, n_test, block)
     if np.shape(R0) != (K, M) or np.shape(Q0) != (K, K):
         raise ValueError(
             f"R0 must be ({K}, {M}) and Q0 ({K}, {K}); got {np.shape(R0)}, {np.shape(Q0)}"
@@ -133,7 +135,8 @@ def simulate(
                 xi = torch.stack(
                     [torch.randn(size, N, generator=gen, device=dev, dtype=dtype) for gen in gens]
                 )  # (S, size, N)
-                _sgd_block(J, B, xi, activation, eta)
+                rate = _step_etas(eta, done, size, N) if callable(eta) else eta
+                _sgd_block(J, B, xi, activation, rate)
                 done += size
             R.append((J @ B.transpose(1, 2) / N).cpu().numpy())
             Q.append((J @ J.transpose(1, 2) / N).cpu().numpy())
@@ -149,6 +152,14 @@ def simulate(
         eps_g_theory=generalization_error(R_arr, Q_arr, activation),
         eps_g_measured=np.stack(measured, axis=1),
     )
+
+
+def _step_etas(schedule: Callable[[float], float], done: int, size: int, N: int) -> list[float]:
+    """The schedule's learning rate before each of steps ``done .. done + size - 1``."""
+    etas = [float(schedule((done + t) / N)) for t in range(size)]
+    if not all(math.isfinite(e) and e > 0 for e in etas):
+        raise ValueError("the learning-rate schedule must give finite values > 0")
+    return etas
 
 
 @contextlib.contextmanager
@@ -202,9 +213,12 @@ def _setup(
 
 
 def _sgd_block(
-    J: torch.Tensor, B: torch.Tensor, xi: torch.Tensor, activation: str, eta: float
+    J: torch.Tensor, B: torch.Tensor, xi: torch.Tensor, activation: str, eta: float | list[float]
 ) -> None:
-    """Apply one SGD step per example of ``xi`` (S, b, N) to ``J`` (S, K, N) in place."""
+    """Apply one SGD step per example of ``xi`` (S, b, N) to ``J`` (S, K, N) in place.
+
+    ``eta`` is one learning rate for every step or one per step.
+    """
     xi = xi / math.sqrt(xi.shape[-1])  # x = J.xi/sqrt N and the step (eta/sqrt N) xi share it
     # the teacher never changes, so its outputs for the whole block come in one product
     tau = g(torch.bmm(xi, B.transpose(1, 2)), activation).sum(-1)  # (S, b)
@@ -213,4 +227,4 @@ def _sgd_block(
         pre = (J * x_t).sum(-1)  # (S, K); cheaper than bmm for a batch of mat-vecs
         error = tau[:, t] - g(pre, activation).sum(-1)  # tau - sigma
         delta = g_prime(pre, activation) * error[:, None]
-        J.addcmul_(delta[:, :, None], x_t, value=eta)
+        J.addcmul_(delta[:, :, None], x_t, value=eta[t] if isinstance(eta, list) else eta)

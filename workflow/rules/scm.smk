@@ -172,10 +172,80 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             "../../scripts/scm_plot.py"
 
 
+# Learning-rate schedules from the exact-eta ODEs (ours, issue 20): constant etas, the greedy
+# eta(R, Q) and the greedy floored at the best constant; simulations follow them open-loop.
+SCM_SCHEDULES = SCM["schedules"]
+
+
+rule scm_schedules:
+    output:
+        csv="results/scm/schedules.csv",
+        meta=meta("results/scm/schedules.csv"),
+        runs="results/scm/schedule_runs.csv",
+        runs_meta=meta("results/scm/schedule_runs.csv"),
+    log:
+        "logs/scm/schedules.log",
+    benchmark:
+        "logs/benchmarks/scm/schedules.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=SCM_SIM_MEM_MB,
+        runtime=SCM["simulation"]["runtime_min"],
+        gpu=1 if SCM["simulation"]["gpu"] else 0,
+    params:
+        schedules=SCM_SCHEDULES,
+        settings={
+            name: {k: SCM[name][k] for k in ("activation", "R0", "Q0")}
+            for name in SCM_SCHEDULES["settings"]
+        },
+        ode=SCM["ode"],
+        simulation=SCM_SIM,
+        seed=config["seed"],
+        device=config["device"],
+    script:
+        "../../scripts/scm_schedules.py"
+
+
+rule scm_plot_schedules:
+    input:
+        csv="results/scm/schedules.csv",
+        runs="results/scm/schedule_runs.csv",
+    output:
+        png=report_figure(
+            SCM_FIGURE.format(name="schedules"),
+            "scm_schedules.rst",
+            category="ReLU SCM dynamics",
+            subcategory="Learning-rate schedules (ours)",
+        ),
+        pdf="figures/scm/schedules.pdf",
+        png_meta=meta(SCM_FIGURE.format(name="schedules")),
+        pdf_meta=meta("figures/scm/schedules.pdf"),
+    log:
+        "logs/scm/plot_schedules.log",
+    benchmark:
+        "logs/benchmarks/scm/plot_schedules.tsv"
+    group:
+        "plots"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+        seeds=[config["seed"] + k for k in range(SCM_SIM["seeds"])],
+    script:
+        "../../scripts/scm_plot_schedules.py"
+
+
 ALL_TARGETS.extend(
     [
         "results/scm/trajectories.csv",
         "results/scm/stability.csv",
-        *expand(SCM_FIGURE, name=list(SCM_FIGURES)),
+        "results/scm/schedules.csv",
+        *expand(SCM_FIGURE, name=[*SCM_FIGURES, "schedules"]),
     ]
 )

@@ -1,0 +1,28 @@
+"""Learning-rate schedules of the SCM settings -> results/scm/schedules.csv (+ trajectories)."""
+
+import logging
+
+import pandas as pd
+import torch
+
+from galu.device import describe, resolve_device
+from galu.provenance import Run
+from galu.scm.schedules import schedule_experiment
+
+params = snakemake.params
+device = resolve_device(params.device)
+torch.set_num_threads(snakemake.threads)
+run = Run.from_snakemake(snakemake, device=describe(device))
+summaries, trajectories = [], []
+for name in params.schedules["settings"]:
+    summary, trajectory = schedule_experiment(
+        name, params.settings[name], params.schedules, params.ode, params.simulation,
+        params.seed, device,
+    )  # fmt: skip
+    summaries.append(summary)
+    trajectories.append(trajectory)
+summary = pd.concat(summaries, ignore_index=True)
+logging.info("schedules:\n%s", summary.to_string())
+seeds = [params.seed + k for k in range(params.simulation["seeds"])]
+run.write_csv(summary, snakemake.output.csv, seeds=seeds)
+run.write_csv(pd.concat(trajectories, ignore_index=True), snakemake.output.runs, seeds=seeds)
