@@ -49,6 +49,7 @@ import pandas as pd
 
 from galu.precision import differing_lines, display_step, format_measured
 from galu.provenance import is_substitute
+from galu.rst import rst_escape
 
 COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
@@ -428,12 +429,6 @@ def caption_path(figure: str) -> str:
     ``figures/scm/k3m2.png`` -> ``results/captions/scm/k3m2.rst``."""
     relative = Path(figure).relative_to("figures").with_suffix(".rst")
     return f"{CAPTIONS_DIR}/{relative.as_posix()}"
-
-
-def rst_escape(text: str) -> str:
-    """``text`` as literal reStructuredText: ``|x|``, ``*``, ``_`` and backquotes lose
-    their markup meaning (``|x|`` would otherwise be an undefined substitution)."""
-    return re.sub(r"([\\`*_|])", r"\\\1", str(text))
 
 
 def bound_text(compare: str, expected: float, tolerance: float) -> str:

@@ -173,8 +173,12 @@ def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/repor
             "  No claims table yet: run `snakemake` (all targets) to check the papers' claims."
         )
         return "\n".join(lines)
-    table = pd.read_csv(claims)
-    counts = table["verdict"].value_counts()
+    try:
+        table = pd.read_csv(claims)
+        counts = table["verdict"].value_counts()
+    except (ValueError, KeyError) as error:  # an empty or foreign table: say so, never crash
+        lines.append(f"  results/claims.csv could not be read ({error}); `galu audit` checks it.")
+        return "\n".join(lines)
     scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
     made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
     lines.append(

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from galu.claims import rst_escape
+from galu.rst import rst_escape
 
 # Relative change below which a quantity "stays at about" its first value.
 FLAT = 0.05

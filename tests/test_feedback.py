@@ -105,3 +105,11 @@ def test_report_zip_members_unpack_with_mode_0644(tmp_path):
         archive.extractall(tmp_path / "out")
     assert modes == {"report/report.html": 0o644, "report/data/x.js": 0o644, "report/data/": 0o755}
     assert normalize_zip_modes(path) == 0  # already normal: left as it is
+
+
+def test_run_summary_of_an_unreadable_claims_table_says_so(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/claims.csv").write_text("")
+    assert "results/claims.csv could not be read" in run_summary(tmp_path)
+    (tmp_path / "results/claims.csv").write_text("a,b\n1,2\n")
+    assert "could not be read ('verdict')" in run_summary(tmp_path)

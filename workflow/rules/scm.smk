@@ -172,7 +172,7 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             "../../scripts/scm_plot.py"
 
 
-# Learning-rate schedules from the exact-eta ODEs (ours, issue 20): constant etas, the greedy
+# Learning-rate schedules from the exact-eta ODEs (ours, beyond the paper): constant etas, the greedy
 # eta(R, Q) and the greedy floored at the best constant; simulations follow them open-loop.
 SCM_SCHEDULES = SCM["schedules"]
 
