@@ -151,23 +151,23 @@ def _readme(args: argparse.Namespace) -> int:
         args.claims, "the generated claims table", "run the workflow first (snakemake --cores 2)"
     )
     differences = readme_differences(readme, section)
+    exact = readme_with_section(readme, section) == readme
+    if args.update and not exact:  # asked to: take the run's section, digits included
+        atomic_write_bytes(args.readme, readme_with_section(readme, section).encode())
+        print(f"updated the claims section of {args.readme} from {args.claims}.")
+        return 0
     if not differences:
-        exact = readme_with_section(readme, section) == readme
         print(
             f"{args.readme} is current with {args.claims}"
             + ("." if exact else " at the precision shown (numbers within one unit of their"
                " last digit).")
         )  # fmt: skip
         return 0
-    if not args.update:
-        print(
-            f"{args.readme} differs from {args.claims} in {len(differences)} line(s):\n"
-            f"{describe_differences(differences)}\nRun `galu readme --update` to take the run's."
-        )
-        return 1
-    atomic_write_bytes(args.readme, readme_with_section(readme, section).encode())
-    print(f"updated the claims section of {args.readme} from {args.claims}.")
-    return 0
+    print(
+        f"{args.readme} differs from {args.claims} in {len(differences)} line(s):\n"
+        f"{describe_differences(differences)}\nRun `galu readme --update` to take the run's."
+    )
+    return 1
 
 
 def _dvc(args: argparse.Namespace) -> int:
