@@ -323,8 +323,16 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             if claim.source not in tables:
                 tables[claim.source] = pd.read_csv(path)
             row["data_substitute"] = is_substitute(path)
-            value = measure(claim, tables[claim.source])
-            if value is None:
+            try:
+                value = measure(claim, tables[claim.source])
+                missing = None
+            except (KeyError, NameError) as error:  # a model or column this run did not make
+                value, missing = None, error
+            if missing is not None:
+                row["reason"] = (
+                    f"{claim.source} of this configuration lacks what the claim reads ({missing})"
+                )
+            elif value is None:
                 row["reason"] = f"no rows of {claim.source} match {claim.where!r}"
             else:
                 row["measured"] = value

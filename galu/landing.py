@@ -145,16 +145,16 @@ def landing_html(rst: str) -> str:
 
 def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
     """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
-    and each claim's measured value at the precision the tables show (``None`` when not
-    run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
+    and each claim's measured value at the precision the tables show (``"not_run"`` when
+    not run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
     counts = table["verdict"].value_counts()
     measured = {}
     for r in table.itertuples():
         text = measured_text(r).split(" (")[0]
         try:
             measured[r.claim_id] = float(text)
-        except ValueError:  # "–" (not run) or "< 1e-4" (below the precision)
-            measured[r.claim_id] = None if text == "–" else text
+        except ValueError:  # "–" (not run: DVC drops nulls) or "< 1e-4" (below the step)
+            measured[r.claim_id] = "not_run" if text == "–" else text
     return {
         "scale": str(table["scale"].iloc[0]) if len(table) else "?",
         **{v: int(counts.get(v, 0)) for v in ("pass", "fail", "not_run")},

@@ -330,3 +330,10 @@ def test_zero_error_claim_judges_every_search_not_their_mean(tmp_path):
         tmp_path / "results/memorization/min_width.csv"
     )
     assert evaluate(parse_claims([entry], "quick"), tmp_path, "quick")["measured"][0] < 1
+
+
+def test_a_claim_on_a_model_this_run_did_not_train_is_not_run_not_a_crash(tree):
+    # The pivot has columns a and b only: an expression on a model "c" cannot be measured.
+    row = run_one(tree, pivot={"index": "x", "columns": "m", "values": "y"}, expression="c - a")
+    assert row.verdict == "not_run" and "lacks what the claim reads" in row.reason
+    assert run_one(tree, expression="no_such_column").verdict == "not_run"

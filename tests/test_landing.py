@@ -79,8 +79,8 @@ def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table)
     assert {k: metrics[k] for k in ("scale", "pass", "fail", "not_run")} == {
         "scale": "quick", "pass": 1, "fail": 1, "not_run": 1,
     }  # fmt: skip
-    # mean of y = 0.7: expected 0.7 (step 0.01) and 5 (step 0.1); not run -> None
-    assert metrics["measured"] == {"ok": 0.7, "bad": 0.7, "skip": None}
+    # mean of y = 0.7: expected 0.7 (step 0.01) and 5 (step 0.1); not run is said in words
+    assert metrics["measured"] == {"ok": 0.7, "bad": 0.7, "skip": "not_run"}
     assert metrics["substitute_data"] == 0
 
 

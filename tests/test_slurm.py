@@ -207,7 +207,12 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
     hold = [*SLURM, "normalization_plot_coefficients:slurm_extra='--hold'"]
     cmd = [tool("snakemake"), "--configfile", str(tiny_config), *hold, "--", *TARGETS]
     with log.open("w") as sink:
-        proc = subprocess.Popen(cmd, cwd=repo, stdout=sink, stderr=subprocess.STDOUT)
+        # A run started in the background (nohup ... &) inherits SIGINT ignored, and so would
+        # Snakemake: give it the default disposition, as in a terminal.
+        proc = subprocess.Popen(
+            cmd, cwd=repo, stdout=sink, stderr=subprocess.STDOUT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
         # Midway: the coefficients job has finished and the plot job is held on the cluster.
         deadline = time.monotonic() + 120
         pattern = r"submitted with SLURM jobid (\d+) .*_plot_coefficients/"

@@ -126,7 +126,10 @@ def test_every_claim_is_stated_in_its_figures_caption(quick_run):
     claims = pd.read_csv(quick_run / "results/claims.csv")
     for c in claims.itertuples():
         caption = (quick_run / caption_path(c.figure)).read_text()
-        assert f"- **{c.verdict}** ``{c.claim_id}``:" in caption, c.claim_id
+        flag = " (measured on substitute data)" if c.data_substitute else ""
+        assert f"- **{c.verdict}** ``{c.claim_id}``{flag}:" in caption, c.claim_id
+        # The verdicts come first: before the template's text and the data's sentences.
+        assert caption.index("**Claims this figure tests") < caption.index("{% endraw %}")
         assert (quick_run / f"{caption_path(c.figure)}.meta.json").is_file()
 
 
