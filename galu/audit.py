@@ -24,8 +24,6 @@ from galu.closure import CodeScanner, changed_files
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 
 DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
-# Outputs exempt from needing a sidecar: none (the report gets one, galu/report_build.py).
-NO_SIDECAR_NEEDED: frozenset[str] = frozenset()
 # Set aside by the data stage (a rejected file, a partial download): never used as inputs.
 IGNORED_SUFFIXES = (".rejected", ".part")
 # The start of the problem of an output made by other code than the tree's (see code_problem).
@@ -188,9 +186,8 @@ def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> 
     except ValueError as error:
         yield str(error)
         return
-    if record is None:
-        if path.name not in NO_SIDECAR_NEEDED:
-            yield "no provenance sidecar (made outside the workflow, or its job was killed)"
+    if record is None:  # every output has one, the report included (galu/report_build.py)
+        yield "no provenance sidecar (made outside the workflow, or its job was killed)"
         return
     side = Path(f"{path}{SIDECAR_SUFFIX}")
     sealed = seal_problem(side.read_bytes())

@@ -426,15 +426,14 @@ RESULT_FOLDERS = ("results", "figures")
 
 
 def _result_files(root: Path) -> Iterator[Path]:
-    """Outputs under results/ and figures/ that carry a sidecar (not sidecars, temporaries,
-    set-aside files or the report archive)."""
-    from galu.audit import NO_SIDECAR_NEEDED, is_output
+    """Outputs under results/ and figures/ (not sidecars, temporaries or set-aside files)."""
+    from galu.audit import is_output
 
     for folder in RESULT_FOLDERS:
         base = root / folder
         if base.is_dir():
             for path in sorted(base.rglob("*")):
-                if path.is_file() and is_output(path) and path.name not in NO_SIDECAR_NEEDED:
+                if path.is_file() and is_output(path):
                     yield path
 
 
@@ -444,13 +443,16 @@ def _sidecar_problem(root: Path, path: Path) -> tuple[str | None, dict[str, Any]
     side = sidecar_path(path)
     if not side.is_file():
         return "has no provenance sidecar (its job was killed, or it was made by hand)", {}, ""
-    from galu.audit import described_elsewhere, read_sidecar
+    from galu.audit import described_elsewhere, shape_problem
 
-    data = side.read_bytes()
+    data = side.read_bytes()  # read once: parsed, sealed and keyed from the same bytes
     try:
-        record = read_sidecar(path)
-    except ValueError as error:
+        record = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
         return f"its sidecar is unreadable or malformed ({error})", {}, ""
+    malformed = shape_problem(record)
+    if malformed:
+        return f"its sidecar is unreadable or malformed (it {malformed})", {}, ""
     recorded = record["output"]["sha256"]
     elsewhere = described_elsewhere(root, path, record)
     if elsewhere:
@@ -467,17 +469,14 @@ def _stale_input(
     """A result ``path`` was made from whose verified bytes are not those it recorded, and
     that Snakemake would not rerun it for (an input newer than ``path`` already makes it
     rerun: that is the ordinary course of an incremental run, not a problem)."""
-    inputs = record.get("inputs")
-    for item in inputs if isinstance(inputs, list) else ():
-        if not isinstance(item, dict):
-            continue
-        source = item.get("path")
-        if source not in current or current[source] == item.get("sha256"):
+    for item in record.get("inputs", []):  # well formed: checked by shape_problem
+        source = item["path"]
+        if source not in current or current[source] == item["sha256"]:
             continue
         if (root / source).stat().st_mtime_ns <= path.stat().st_mtime_ns:
             return (
                 f"was made from {source}, whose bytes have changed since (now"
-                f" {current[source][:12]}…, then {str(item.get('sha256'))[:12]}…)"
+                f" {current[source][:12]}…, then {item['sha256'][:12]}…)"
             )
     return None
 

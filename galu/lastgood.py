@@ -18,15 +18,18 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from galu.audit import is_output
+from galu.provenance import SIDECAR_SUFFIX
+
 SNAPSHOT = Path(".snakemake/galu/last-good")
 FOLDERS = ("results", "figures", "data")
 
 
 def _kept(path: Path) -> bool:
-    """Outputs only: not the temporaries of an atomic write, not files set aside."""
-    return not (path.name.startswith(".") and path.name.endswith(".tmp")) and (
-        ".rejected" not in path.name
-    )
+    """Outputs and their sidecars: the audit's notion of an output, sidecars included (not
+    the temporaries of an atomic write, not files set aside, not partial downloads, which a
+    restore must never bring back)."""
+    return is_output(path) or path.name.endswith(SIDECAR_SUFFIX)
 
 
 def _link(source: Path, target: Path) -> None:

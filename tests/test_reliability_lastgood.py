@@ -21,6 +21,7 @@ def test_snapshot_links_without_copying_and_restore_puts_back_only_what_is_missi
         atomic_write_bytes(tmp_path / rel, data)
     (tmp_path / "results/.a.csv.x.tmp").write_bytes(b"half")  # a killed write: not an output
     (tmp_path / "results/d.csv.rejected").write_bytes(b"bad")  # set aside: not an output
+    (tmp_path / "data/e.gz.part").write_bytes(b"par")  # a partial download: never restored
     assert snapshot(tmp_path) == 3
     kept = tmp_path / SNAPSHOT / "results/a.csv"
     assert os.stat(kept).st_ino == os.stat(tmp_path / "results/a.csv").st_ino  # a link
