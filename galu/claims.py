@@ -385,12 +385,24 @@ def expected_text(compare: str, expected: float) -> str:
     return {"within": "", "at_most": "≤ ", "at_least": "≥ "}[compare] + _number(expected)
 
 
+VERDICTS = ("pass", "fail", "not_run")
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    """How many claims of each verdict (every verdict present, zeros included)."""
+    counts = table["verdict"].value_counts()
+    return {v: int(counts.get(v, 0)) for v in VERDICTS}
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """``26 pass, 4 fail, 1 not_run`` (in that order, zeros included)."""
+    return ", ".join(f"{n} {v}" for v, n in verdict_counts(table).items())
+
+
 def markdown_table(table: pd.DataFrame) -> str:
     """The readable claims table (``results/claims.md`` and the README section)."""
     scale = table["scale"].iloc[0] if len(table) else "?"
-    counts = table["verdict"].value_counts()
-    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
-    lines = [f"Claims checked at the **{scale}** scale: {summary}."]
+    lines = [f"Claims checked at the **{scale}** scale: {summary_line(table)}."]
     substitutes = int(table["data_substitute"].sum())
     if substitutes:
         lines.append(

@@ -20,7 +20,13 @@ from typing import Any
 import pandas as pd
 from docutils.core import publish_parts
 
-from galu.claims import expected_text, measured_text, rst_escape
+from galu.claims import (
+    expected_text,
+    measured_text,
+    rst_escape,
+    summary_line,
+    verdict_counts,
+)
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
@@ -38,10 +44,9 @@ STYLE = (
 )
 
 
-def summary_line(table: pd.DataFrame) -> str:
-    """``26 pass, 4 fail, 1 not_run`` (in that order, zeros included)."""
-    counts = table["verdict"].value_counts()
-    return ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
+def _heading(title: str, underline: str = "-") -> list[str]:
+    """A reStructuredText section title (its underline as long as the title)."""
+    return [title, underline * len(title), ""]
 
 
 def _figure_cell(figure: str, linked: set[str]) -> str:
@@ -98,8 +103,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     linked = set(figures)
     scale = table["scale"].iloc[0] if len(table) else "?"
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
-    title = f"Reproduction verdict: {summary_line(table)}"
-    lines = ["{% raw %}", "", title, "=" * len(title), ""]
+    lines = ["{% raw %}", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
     lines += [".. role:: passed", ".. role:: failed", ".. role:: notrun", ""]
     lines += [".. raw:: html", "", f"   {STYLE}", ""]
     lines += [
@@ -120,7 +124,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     lines += _table(table, linked) + [""]
     failed = table[table["verdict"] == "fail"]
     if len(failed):
-        lines += ["What we believe explains each failure", "-" * 38, ""]
+        lines += _heading("What we believe explains each failure")
         lines += [
             f"- ``{r.claim_id}``: {rst_escape(r.finding or 'not investigated yet.')}"
             for r in failed.itertuples()
@@ -128,10 +132,10 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
         lines.append("")
     skipped = table[table["verdict"] == "not_run"]
     if len(skipped):
-        lines += ["Not run, and why", "-" * 16, ""]
+        lines += _heading("Not run, and why")
         lines += [f"- ``{r.claim_id}``: {rst_escape(r.reason)}." for r in skipped.itertuples()]
         lines.append("")
-    lines += ["Provenance of this run", "-" * 22, ""] + _provenance(provenance) + ["", ""]
+    lines += _heading("Provenance of this run") + _provenance(provenance) + ["", ""]
     return "\n".join(lines) + "{% endraw %}\n"
 
 
@@ -147,7 +151,6 @@ def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
     """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
     and each claim's measured value at the precision the tables show (``"not_run"`` when
     not run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
-    counts = table["verdict"].value_counts()
     measured = {}
     for r in table.itertuples():
         text = measured_text(r).split(" (")[0]
@@ -157,7 +160,7 @@ def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
             measured[r.claim_id] = "not_run" if text == "–" else text
     return {
         "scale": str(table["scale"].iloc[0]) if len(table) else "?",
-        **{v: int(counts.get(v, 0)) for v in ("pass", "fail", "not_run")},
+        **verdict_counts(table),
         "substitute_data": int(table["data_substitute"].sum()) if len(table) else 0,
         "measured": measured,
     }
@@ -175,17 +178,13 @@ def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/repor
         return "\n".join(lines)
     try:
         table = pd.read_csv(claims)
-        counts = table["verdict"].value_counts()
+        summary = summary_line(table)
     except (ValueError, KeyError) as error:  # an empty or foreign table: say so, never crash
         lines.append(f"  results/claims.csv could not be read ({error}); `galu audit` checks it.")
         return "\n".join(lines)
     scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
     made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
-    lines.append(
-        f"  Claims at the {scale} scale (results/claims.md, written {made}): "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "fail", "not_run"))
-        + "."
-    )
+    lines.append(f"  Claims at the {scale} scale (results/claims.md, written {made}): {summary}.")
     failed = table[table["verdict"] == "fail"]
     for row in failed.itertuples():
         lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")

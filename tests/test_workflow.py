@@ -12,8 +12,7 @@ import zipfile
 import pandas as pd
 import pytest
 
-from galu.claims import caption_path
-from galu.landing import summary_line
+from galu.claims import caption_path, summary_line
 
 from conftest import REPO, run, tool
 
