@@ -32,11 +32,11 @@ setup: $(STAMP)
 
 # The workflow builds results/report.zip itself when it succeeds (config: report.on_success).
 reproduce: $(STAMP)
-	$(RUN) snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
+	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 	$(MAKE) --no-print-directory audit
 
 report: $(STAMP)
-	$(RUN) snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.zip
+	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report results/report.zip
 
 audit: $(STAMP)
 	$(RUN) galu audit

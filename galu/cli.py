@@ -298,7 +298,21 @@ def build_parser() -> argparse.ArgumentParser:
     readme.add_argument("--readme", default="README.md", help="the README to check")
     readme.add_argument("--update", action="store_true", help="rewrite the section in place")
     readme.set_defaults(func=_readme)
+    # Listed for --help only: main() hands everything after `run` to Snakemake untouched.
+    sub.add_parser(
+        "run",
+        help="snakemake with its command line checked first (--config KEY=VALUE entries,"
+        " --configfile files), e.g. galu run --cores 2",
+        add_help=False,
+    )
     return parser
+
+
+def _run(snakemake_args: list[str]) -> int:
+    from galu.snakemake_args import run
+
+    run(snakemake_args)  # replaces this process with Snakemake; returns only by raising
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -306,13 +320,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem and the fix (argparse's own errors too); a finding exits 1."""
     from galu.config import ConfigError
 
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:
+        command, call = "run", lambda: _run(argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
+        command, call = args.command, lambda: args.func(args)
     try:
-        return args.func(args)
-    except UsageError as error:
-        print(f"galu {args.command}: {error}", file=sys.stderr)
-    except ConfigError as error:
-        print(f"galu {args.command}: {error}", file=sys.stderr)
+        return call()
+    except (UsageError, ConfigError) as error:
+        print(f"galu {command}: {error}", file=sys.stderr)
     return 2
 
 

@@ -29,19 +29,18 @@ def load_yaml(path: str | Path) -> Any:
         return yaml.safe_load(handle)
 
 
-def read_site_file(path: str | Path) -> dict[str, Any]:
-    """The site settings file (``config/local.yaml``): a mapping, ``{}`` when every line is a
-    comment. A YAML mistake is a ConfigError naming the file, line and column."""
+def read_config_file(path: str | Path, fix: str) -> dict[str, Any]:
+    """A configuration file as a mapping, ``{}`` when every line is a comment. A YAML mistake
+    is a ConfigError naming the file, line and column, then ``fix``."""
     try:
         content = load_yaml(path)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(
-            f"{path} is not valid YAML{where}: {problem}; fix it (or move it away to use the"
-            " defaults)"
-        ) from None
+        raise ConfigError(f"{path} is not valid YAML{where}: {problem}; {fix}") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}; {fix}") from None
     if content is None:
         return {}
     if not isinstance(content, dict):
@@ -50,6 +49,11 @@ def read_site_file(path: str | Path) -> dict[str, Any]:
             f" {type(content).__name__}"
         )
     return content
+
+
+def read_site_file(path: str | Path) -> dict[str, Any]:
+    """The site settings file (``config/local.yaml``), checked like any configuration file."""
+    return read_config_file(path, fix="fix it (or move it away to use the defaults)")
 
 
 def _is_integer(checker: Any, instance: Any) -> bool:

@@ -97,3 +97,34 @@ def test_workflow_names_a_broken_site_file_and_accepts_one_of_comments(repo_copy
     local.write_text("# data:\n#   mirrors: [/srv/datasets]\n")
     plan = run([tool("snakemake"), "-n", "--cores", "1"], repo_copy, check=False)
     assert plan.returncode == 0 and "normalization_coefficients" in plan.stdout, plan.stderr
+
+
+# `galu run`: the two command-line mistakes on which Snakemake itself prints a traceback
+# (kept as strict xfails in test_reliability_inputs.UPSTREAM) are refused here first.
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--config", "seed"], "--config seed: entries are KEY=VALUE pairs, e.g. --config seed=3"),
+        (["--config=seed"], "--config seed: entries are KEY=VALUE pairs"),
+        (["-n", "--config", "seed=3", "=4"], "--config =4: entries are KEY=VALUE pairs"),
+        (["--configfile", "no/such.yaml"], "--configfile no/such.yaml: no such file under"),
+        (["--configfile", "config/bad.yaml"], "config/bad.yaml is not valid YAML at line 2, col"),
+        (["--configfile", "config/list.yaml"], "config/list.yaml must be a mapping of keys"),
+    ],
+)
+def test_run_refuses_what_snakemake_would_answer_with_a_traceback(checkout, args, message):
+    (checkout / "config/bad.yaml").write_text("seed: [1,\n")
+    (checkout / "config/list.yaml").write_text("- seed\n")
+    out = galu("run", "-n", *args, cwd=checkout)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"galu run: {message}" in out.stderr and "Traceback" not in out.stderr
+    assert out.stdout == ""  # Snakemake never started
+
+
+def test_run_passes_a_valid_command_line_to_snakemake_unchanged(checkout):
+    from galu.snakemake_args import check
+
+    check(["-n", "--config", "seed=3", "lr=-1", "--configfile", "config/paper.yaml"], checkout)
+    out = galu("run", "--version", cwd=checkout)
+    expected = run([tool("snakemake"), "--version"], cwd=checkout).stdout
+    assert out.returncode == 0 and out.stdout == expected
