@@ -125,7 +125,7 @@ def described_elsewhere(root: Path, path: Path, record: dict[str, Any]) -> str |
 
 
 def _is_temporary(path: Path) -> bool:
-    """galu.provenance.atomic_path's in-flight files: '.<name>.<random>.tmp'."""
+    """galu.atomic.atomic_path's in-flight files: '.<name>.<random>.tmp'."""
     return path.name.startswith(".") and path.name.endswith(".tmp")
 
 
@@ -136,7 +136,7 @@ def _outputs(root: Path, folders: Iterable[str]) -> Iterator[Path]:
             yield from sorted(p for p in base.rglob("*") if p.is_file())
 
 
-def _raw_archive_problem(root: Path, path: Path) -> str | None | bool:
+def raw_archive_problem(root: Path, path: Path) -> str | None | bool:
     """For a registered raw archive: None when it verifies, else the problem.
 
     False when ``path`` is not a registered raw archive (then it needs a sidecar).
@@ -176,7 +176,7 @@ def _pinned_substitute(path: Path) -> str | None:
 
 def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> Iterator[str]:
     """Every problem of one output (empty when it is consistent)."""
-    raw = _raw_archive_problem(root, path)
+    raw = raw_archive_problem(root, path)
     if raw is not False:
         if raw:
             yield raw

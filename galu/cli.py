@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from galu import __version__
+from galu.atomic import atomic_write_bytes
 from galu.audit import (
     DEFAULT_FOLDERS,
     STALE,
@@ -21,7 +22,7 @@ from galu.audit import (
 )
 from galu.claims import describe_differences, readme_differences, readme_with_section
 from galu.lineage import explain
-from galu.provenance import atomic_write_bytes, git_state
+from galu.provenance import git_state
 
 
 class UsageError(Exception):

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from galu.provenance import atomic_write_bytes
+from galu.atomic import atomic_write_bytes
 
 DEFAULT_PACKAGES = ("galu",)
 _CACHE_VERSION = 1

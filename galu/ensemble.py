@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from galu.models import derive_seed
+from galu.seeding import derive_seed
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
 OPTIMIZERS = ("adam", "sgd")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from galu.provenance import atomic_write_bytes
+from galu.atomic import atomic_write_bytes
 
 HEARTBEAT_ENV = "GALU_HEARTBEAT_S"
 DEFAULT_HEARTBEAT_S = 60.0

@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from galu.atomic import atomic_path, atomic_write_bytes
 from galu.provenance import (
     SIDECAR_SUFFIX,
-    atomic_path,
-    atomic_write_bytes,
+    recorded_sha256,
     seal_problem,
     sha256_file,
+    sidecar_mismatch,
     sidecar_path,
 )
 
@@ -255,31 +256,6 @@ def lock_held(root: Path) -> bool:
     return locks.is_dir() and any(locks.glob("*.lock"))
 
 
-def _recorded_sha256(npz: Path) -> str | None:
-    side = Path(f"{npz}{SIDECAR_SUFFIX}")
-    try:
-        return json.loads(side.read_text())["output"]["sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def processed_problem(npz: Path) -> str | None:
-    """Why a processed array cannot be trusted (None when its sidecar vouches for it).
-
-    An array without a readable sidecar is left to Snakemake, which reruns the job of an
-    output whose sidecar is missing.
-    """
-    recorded = _recorded_sha256(npz)
-    if recorded is None:
-        return None
-    actual = sha256_file(npz)
-    if actual == recorded:
-        return None
-    return (
-        f"does not match its provenance sidecar (sha256 {actual[:12]}…, recorded {recorded[:12]}…)"
-    )
-
-
 def _set_aside(path: Path) -> Path:
     target = path.with_name(path.name + REJECTED_SUFFIX)
     os.replace(path, target)
@@ -325,10 +301,10 @@ class _Checked:
 
 def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
     for npz in sorted((root / "data" / "processed").glob("*.npz")):
-        recorded = _recorded_sha256(npz)
+        recorded = recorded_sha256(npz)
         if checked.passed(npz, recorded):
             continue
-        problem = processed_problem(npz)
+        problem = sidecar_mismatch(npz)
         if problem is None:
             checked.record(npz, recorded)
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from galu.audit import Finding, _raw_archive_problem, check_output, code_scanner, read_sidecar
+from galu.audit import Finding, check_output, code_scanner, raw_archive_problem, read_sidecar
 from galu.closure import CodeScanner
 from galu.provenance import sha256_file
 
@@ -70,7 +70,7 @@ def _raw_nodes(root: Path, record: dict) -> list[Node]:
         if not path.is_file():
             nodes.append(Node(rel, "raw archive", ["missing"]))
             continue
-        problem = _raw_archive_problem(root, path)
+        problem = raw_archive_problem(root, path)
         how = "pinned substitute" if raw.get("substitute") else "published checksums"
         nodes.append(
             Node(rel, f"raw archive, checked against the {how}", [problem] if problem else [])
@@ -97,7 +97,7 @@ def explain(
     except ValueError as error:
         return Node(rel, "unreadable sidecar", [str(error)])
     if record is None:
-        raw = _raw_archive_problem(root, full)
+        raw = raw_archive_problem(root, full)
         if raw is not False:
             return Node(rel, "raw archive, checked against the registry", [raw] if raw else [])
         return Node(rel, f"no sidecar (source file, sha256 {sha256_file(full)[:12]})", [])

@@ -43,8 +43,9 @@ from galu.ensemble import (
     train_ensemble,
 )
 from galu.exact import solve_galu
-from galu.models import GaLUNet, derive_seed, make_model
+from galu.models import GaLUNet, make_model
 from galu.search import MinWidthSearch, run_searches
+from galu.seeding import derive_seed
 
 MODELS = ("relu", "galu", "galu_exact")
 CRITERIA = ("mse", "zero_error")

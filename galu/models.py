@@ -39,20 +39,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from galu.seeding import derive_seed
+
 MODEL_KINDS = ("relu", "galu")
-
-
-def derive_seed(seed: int, stream: str) -> int:
-    """Return a seed for one purpose (``stream``) derived from ``seed``.
-
-    Initialization, gates, minibatch order and data use different streams of the same
-    member seed, so they are statistically independent yet fully determined by it.
-    """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    entropy = [int(seed), *stream.encode()]
-    state = np.random.SeedSequence(entropy).generate_state(2, dtype=np.uint32)
-    return int(state[0]) << 31 | int(state[1]) >> 1
 
 
 def _check_members(widths: Sequence[int], seeds: Sequence[int]) -> None:

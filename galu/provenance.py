@@ -16,7 +16,6 @@ an output without a sidecar is reported by the audit as unfinished.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import functools
 import hashlib
@@ -26,11 +25,12 @@ import os
 import platform
 import re
 import subprocess
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from galu.atomic import atomic_path, atomic_write_bytes
 
 SIDECAR_SUFFIX = ".meta.json"
 # Each sidecar carries the sha256 of its own bytes under this key (see sealed_sidecar).
@@ -58,26 +58,29 @@ def sidecar_path(path: str | os.PathLike[str]) -> Path:
     return Path(f"{os.fspath(path)}{SIDECAR_SUFFIX}")
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it over ``path`` on success.
-
-    On any exception the temporary file is removed and ``path`` is untouched,
-    so the previous version of an output survives a crash or a full disk.
-    """
-    final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared files
+def recorded_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The sha256 that ``path``'s sidecar records for it; None without a readable one."""
     try:
-        yield tmp
-        with open(tmp, "rb+") as handle:  # data reaches the disk before the rename
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
+        return json.loads(sidecar_path(path).read_text())["output"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def sidecar_mismatch(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path``'s bytes cannot be trusted (None when its sidecar vouches for them).
+
+    A file without a readable sidecar is left to Snakemake, which reruns the job of an
+    output whose sidecar is missing.
+    """
+    recorded = recorded_sha256(path)
+    if recorded is None:
+        return None
+    actual = sha256_file(path)
+    if actual == recorded:
+        return None
+    return (
+        f"does not match its provenance sidecar (sha256 {actual[:12]}…, recorded {recorded[:12]}…)"
+    )
 
 
 def is_substitute(path: str | os.PathLike[str]) -> bool:
@@ -92,18 +95,6 @@ def is_substitute(path: str | os.PathLike[str]) -> bool:
         if side.is_file()
         else False
     )
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
 
 
 def log_to_file(path: str | os.PathLike[str]) -> None:

@@ -2,8 +2,9 @@
 
 import json
 
+from galu.atomic import atomic_write_bytes
 from galu.normalization import coefficients_table
-from galu.provenance import Run, atomic_write_bytes
+from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 settings = snakemake.params.settings

@@ -5,11 +5,12 @@ report caption (the verdicts of the claims it shows, its template, then what the
 import json
 from pathlib import Path
 
+from galu.atomic import atomic_write_bytes
 from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst
-from galu.provenance import Run, atomic_write_bytes, git_state, versions
+from galu.provenance import Run, git_state, versions
 
 claims = parse_claims(load_yaml(snakemake.input.claims), snakemake.params.scale)
 table = evaluate(claims, ".", snakemake.params.scale)

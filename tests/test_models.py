@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from galu.models import GaLUNet, ReLUNet, derive_seed, make_model
+from galu.models import GaLUNet, ReLUNet, make_model
+from galu.seeding import derive_seed
 
 F64 = torch.float64
 

@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from galu.provenance import Run, atomic_path, sha256_file, sha256_json, sidecar_path
+from galu.atomic import atomic_path
+from galu.provenance import Run, sha256_file, sha256_json, sidecar_path
 
 
 def test_atomic_path_keeps_previous_version_on_failure(tmp_path):

@@ -50,7 +50,7 @@ def test_full_disk_keeps_the_previous_output_and_reports_the_error(tiny_disk, mo
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from galu.provenance import atomic_path
+    from galu.atomic import atomic_path
     with atomic_path(sys.argv[1]) as tmp:
         tmp.write_text("x\\n1\\n2\\n")  # half of the new output...
         print("writing", flush=True)

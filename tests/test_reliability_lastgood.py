@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_reliability_support import incomplete, smk, tiny_repo
 
+from galu.atomic import atomic_write_bytes
 from galu.lastgood import SNAPSHOT, restore_missing, snapshot
-from galu.provenance import atomic_write_bytes
 
 CSV = "results/normalization/coefficients.csv"
 TARGETS = [CSV, "figures/normalization/activations.png"]

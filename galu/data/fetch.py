@@ -38,7 +38,7 @@ from galu.data.registry import Dataset, RawFile, get_dataset
 from galu.data.settings import DataSettings, check_mirrors
 from galu.data.substitutes import accept_present, substitutes_for
 from galu.data.verify import Verified, verify_official, verify_pinned
-from galu.provenance import atomic_write_bytes
+from galu.atomic import atomic_write_bytes
 
 MANIFEST_NAME = "sources.json"
 _log = logging.getLogger(__name__)

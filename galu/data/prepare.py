@@ -27,8 +27,8 @@ from galu.data.fetch import manifest_path, raw_dir
 from galu.data.registry import Dataset, get_dataset
 from galu.data.substitutes import Substitute, accept_present, substitutes_for
 from galu.data.verify import Verified
-from galu.integrity import processed_problem
-from galu.provenance import Run, atomic_path
+from galu.atomic import atomic_path
+from galu.provenance import Run, sidecar_mismatch
 
 ARRAY_NAMES = ("x_train", "y_train", "x_test", "y_test")
 # Zip entries carry a modification time; a fixed one keeps the file reproducible.
@@ -152,7 +152,7 @@ def load_processed(path: Path) -> dict[str, np.ndarray]:
     An array whose provenance sidecar records another sha256 than its bytes have is refused
     (DataError): it changed after it was made, and nothing is computed from it.
     """
-    problem = processed_problem(Path(path))
+    problem = sidecar_mismatch(Path(path))
     if problem:
         raise DataError(
             f"{path} {problem}: it changed after it was made and is not used. Rebuild it: "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from galu.models import derive_seed
+from galu.seeding import derive_seed
 
 
 @dataclass(frozen=True)

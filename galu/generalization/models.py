@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from galu.models import derive_seed
+from galu.seeding import derive_seed
 
 MODELS = ("relu", "galu0", "galu", "galu_sigmoid_prev", "linear")
 GATED = ("relu", "galu0", "galu", "galu_sigmoid_prev")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from galu.models import derive_seed
+from galu.seeding import derive_seed
 
 CLUSTER_TASKS = ("regression", "classification")
 

@@ -23,41 +23,14 @@ import math
 
 import numpy as np
 
+from galu.scm.gaussian import TINY, TWO_PI, check_cov, clipped_arcsin, relu_pair_entries, sqrt0
+from galu.scm.relu_quadruple import relu_gate_pair, relu_quad
 from galu.scm.transfer import check_activation
 
 Array = np.ndarray
 
-_TWO_PI = 2.0 * math.pi
-# Floors that keep divisions finite at degenerate covariances (a unit with zero
-# variance, or a Gauss node so close to the path's end that a minor rounds to 0).
-_TINY = 1e-300
-
-
-def check_cov(cov: Array, n: int) -> Array:
-    cov = np.asarray(cov, dtype=float)
-    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
-        raise ValueError(f"cov must have shape (..., {n}, {n}), got {cov.shape}")
-    return cov
-
-
-def sqrt0(x: Array) -> Array:
-    """sqrt of a quantity that is >= 0 in exact arithmetic but may round below 0."""
-    return np.sqrt(np.maximum(x, 0.0))
-
-
-def clipped_arcsin(x: Array) -> Array:
-    return np.arcsin(np.clip(x, -1.0, 1.0))
-
 
 # ----------------------------------------------------------------------------- ReLU
-
-
-def relu_pair_entries(c11: Array, c12: Array, c22: Array) -> Array:
-    """``<relu(z1) relu(z2)>`` from covariance entries (the arc-cosine kernel of degree 1)."""
-    norm = np.sqrt(np.maximum(c11 * c22, _TINY))
-    return (
-        c12 / 4 + sqrt0(c11 * c22 - c12**2) / _TWO_PI + c12 * clipped_arcsin(c12 / norm) / _TWO_PI
-    )
 
 
 def relu_triple_entries(c11: Array, c12: Array, c13: Array, c23: Array, c33: Array) -> Array:
@@ -67,10 +40,10 @@ def relu_triple_entries(c11: Array, c12: Array, c13: Array, c23: Array, c33: Arr
     ``C12 <delta(z1) relu(z3)> + C23 <theta(z1) theta(z3)>``; the first factor is
     ``sqrt(C11 C33 - C13^2) / (2 pi C11)``, the second the quadrant probability.
     """
-    c11 = np.maximum(c11, _TINY)
-    rho13 = c13 / np.sqrt(np.maximum(c11 * c33, _TINY))
-    return c12 * sqrt0(c11 * c33 - c13**2) / (_TWO_PI * c11) + c23 * (
-        0.25 + clipped_arcsin(rho13) / _TWO_PI
+    c11 = np.maximum(c11, TINY)
+    rho13 = c13 / np.sqrt(np.maximum(c11 * c33, TINY))
+    return c12 * sqrt0(c11 * c33 - c13**2) / (TWO_PI * c11) + c23 * (
+        0.25 + clipped_arcsin(rho13) / TWO_PI
     )
 
 
@@ -133,8 +106,6 @@ def quad_average(cov: Array, activation: str) -> Array:
     """``<g'(z1) g'(z2) g(z3) g(z4)>`` for covariances of shape ``(..., 4, 4)``."""
     if check_activation(activation) == "erf":
         return erf_quad(cov)
-    from galu.scm.relu_quadruple import relu_quad  # it builds on this module's closed forms
-
     return relu_quad(cov)
 
 
@@ -147,6 +118,4 @@ def gate_pair_average(cov: Array, activation: str) -> Array:
     cov = check_cov(cov, 3)
     if check_activation(activation) == "erf":
         return erf_quad(cov[..., [0, 0, 1, 2], :][..., :, [0, 0, 1, 2]])
-    from galu.scm.relu_quadruple import relu_gate_pair
-
     return relu_gate_pair(cov)

@@ -32,7 +32,7 @@ from itertools import combinations
 
 import numpy as np
 
-from galu.scm.averages import check_cov, clipped_arcsin, relu_pair_entries
+from galu.scm.gaussian import check_cov, clipped_arcsin, relu_pair_entries
 
 Array = np.ndarray
 

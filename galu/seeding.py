@@ -1,0 +1,23 @@
+"""Seeds: every random stream of the library is derived from the configuration's seed.
+
+A job's seed comes from the config and its wildcards; within a job, initialization, gates,
+minibatch order and data each get their own stream of that seed (:func:`derive_seed`), so
+they are independent yet fully determined, and a rerun gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def derive_seed(seed: int, stream: str) -> int:
+    """Return a seed for one purpose (``stream``) derived from ``seed``.
+
+    Initialization, gates, minibatch order and data use different streams of the same
+    member seed, so they are statistically independent yet fully determined by it.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    entropy = [int(seed), *stream.encode()]
+    state = np.random.SeedSequence(entropy).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 | int(state[1]) >> 1
