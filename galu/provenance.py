@@ -311,7 +311,14 @@ class Run:
         return side
 
     def write_csv(self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
-        """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar."""
+        """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar.
+
+        A table with a column contract (:mod:`galu.tables`) is checked first: one that breaks
+        it raises TableContractError and the previous output keeps its bytes.
+        """
+        from galu.tables import check_table
+
+        check_table(df, path)
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
         self.stamp(path, seeds)
