@@ -384,12 +384,21 @@ def lr_sweep(
     """Train a ``depth``-layer net once per learning rate; one row per lr.
 
     The same seed (same initial weights and batch order) for every lr, so the rows
-    differ only by the lr. ``chosen`` marks :func:`choose_lr`'s pick.
+    differ only by the lr. ``chosen`` marks :func:`choose_lr`'s pick. The networks train
+    together as one stacked network (:func:`galu.normalization.stacked.train_stacked`:
+    each exactly as alone, up to float rounding, in a fraction of the time).
     """
+    from galu.normalization.stacked import train_stacked  # it builds on this module
+
+    lrs = [float(lr) for lr in lrs]
+    models = [
+        build_mlp(activation, depth, width, seed, input_dim=data.x_train.shape[1]) for _ in lrs
+    ]
+    curves = train_stacked(
+        models, data, lrs, [seed] * len(lrs), epochs, batch_size, momentum, f"{activation} sweep"
+    )
     rows = []
-    for lr in lrs:
-        model = build_mlp(activation, depth, width, seed, input_dim=data.x_train.shape[1])
-        curve = train(model, data, TrainSettings(lr, epochs, batch_size, momentum), seed)
+    for lr, curve in zip(lrs, curves, strict=True):
         last = curve.iloc[-1]
         rows.append(
             {
