@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from galu.normalization.deep_mlp import TensorData, build_mlp, default_gain
-from galu.normalization.spectra import jacobian_table, spectra_table
-from galu.normalization.stacked import train_stacked
+if TYPE_CHECKING:
+    from galu.normalization.deep_mlp import TensorData
 
 
 def _check_fraction(fraction: float) -> None:
@@ -135,6 +135,12 @@ def train_depth(
     ``spectra``, the per-layer ``W W^T`` eigenvalues at init and after training and the
     Jacobian spectra at init (on the first ``jacobian_samples`` test images) are kept.
     """
+    # Imported here, not at the top: the jobs that only tabulate the curves (trainability,
+    # spectra) then start without torch (about 1.7 s of CPU each).
+    from galu.normalization.deep_mlp import build_mlp, default_gain
+    from galu.normalization.spectra import jacobian_table, spectra_table
+    from galu.normalization.stacked import train_stacked
+
     seeds = list(seeds)
     curves, layers, jacobians = [], [], []
     for width, lr in sorted(lrs.items()):
