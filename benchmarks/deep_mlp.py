@@ -1,19 +1,25 @@
-"""Throughput of the deep-MLP training loop (static-normalization stage, issue 7).
+"""Throughput of the deep-MLP training loops (static-normalization stage, issues 7 and 21).
 
-Trains a deep plain MLP on a synthetic CIFAR-shaped tensor (nothing to download,
-fits in a 64 MiB working tree) and prints:
+Trains ``--members`` deep plain MLPs of one shape (a learning-rate sweep: one network per
+rate, as the workflow's sweep jobs do) on a synthetic CIFAR-shaped tensor (nothing to
+download, fits in a 64 MiB working tree) and prints, for one epoch each:
 
-- samples/s and achieved FLOP/s of :mod:`galu.normalization.deep_mlp`'s loop, where
-  the data live on the device and each epoch slices minibatches there;
-- the same for a baseline in the same run: the conventional input pipeline, a
-  ``DataLoader`` over host tensors with one host-to-device copy per minibatch;
-- both against the device's stated peak and against a large matmul measured here.
+- samples/s and achieved FLOP/s of the stacked trainer
+  (:mod:`galu.normalization.stacked`: all members as one batched network), which the
+  workflow's sweep and training jobs use;
+- the same for the networks trained one after another by
+  :func:`galu.normalization.deep_mlp.train_epoch` (data on the device, minibatches
+  sliced there);
+- a baseline in the same run: one network fed by a ``DataLoader`` over host tensors with
+  one host-to-device copy per minibatch;
+- each against the device's stated peak and against a large matmul measured here.
 
 FLOPs per sample and step are ``6 x`` the multiply-adds of the linear layers
 (forward 2, backward 4); activations, batch norm and the optimizer are left out,
 so the achieved figure is a slight under-count.
 
     python benchmarks/deep_mlp.py --device auto --depth 30 --width 1024 --epochs 3
+    python benchmarks/deep_mlp.py --threads 2 --epochs 1 --samples 5000
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from galu.device import describe, resolve_device
 from galu.normalization.deep_mlp import DeepMLP, TensorData, build_mlp, train_epoch
+from galu.normalization.stacked import StackedMLP, member_losses
 
 # Stated fp32 peaks (FLOP/s) of known devices: dense, without tensor cores (torch keeps
 # TF32 off for fp32 matmuls by default). H100/H200 SXM: 67 TFLOP/s; A100: 19.5.
@@ -87,11 +94,26 @@ def host_loader_epoch(
         opt.step()
 
 
+def stacked_epoch(
+    model: StackedMLP, opt: torch.optim.Optimizer, data: TensorData, batch: int, lrs: torch.Tensor
+) -> None:
+    """One epoch of the stacked trainer's step (galu.normalization.stacked), shared order."""
+    model.train()
+    order = torch.randperm(len(data.y_train), device=data.y_train.device)
+    for start in range(0, len(order) - batch + 1, batch):
+        idx = order[start : start + batch]
+        losses = member_losses(model(data.x_train[idx]), data.y_train[idx])
+        opt.zero_grad(set_to_none=True)
+        (lrs * losses).sum().backward()
+        opt.step()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--depth", type=int, default=30)
     parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--members", type=int, default=5, help="networks (the quick sweep: 5)")
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=2)
@@ -110,31 +132,54 @@ def main() -> None:
         TensorDataset(x, y), batch_size=args.batch_size, shuffle=True, drop_last=True
     )
 
-    model = build_mlp(args.activation, args.depth, args.width, seed=0).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+    lrs = [1e-4 * 2**e for e in range(args.members)]
+    models = [build_mlp(args.activation, args.depth, args.width, seed=0).to(device) for _ in lrs]
+    opts = [
+        torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+        for m, lr in zip(models, lrs, strict=True)
+    ]
+    stacked = StackedMLP(models).to(device)
+    stacked_opt = torch.optim.SGD(stacked.parameters(), lr=1.0, momentum=0.9)
+    lr_weights = torch.tensor(lrs, device=device)
     shuffle = torch.Generator(device=device).manual_seed(0)
     steps = args.samples // args.batch_size
-    flop_per_sample = 6 * linear_macs(model)
-    train_epoch(model, opt, data, args.batch_size, shuffle)  # warm-up
+    flop_per_sample = 6 * linear_macs(models[0])
+
+    def one_at_a_time() -> None:
+        for model, opt in zip(models, opts, strict=True):
+            train_epoch(model, opt, data, args.batch_size, shuffle)
+
     runs = {
-        "device-resident (galu)": lambda: train_epoch(model, opt, data, args.batch_size, shuffle),
-        "host DataLoader (baseline)": lambda: host_loader_epoch(model, opt, loader, device),
+        f"stacked, {args.members} nets (galu)": (
+            lambda: stacked_epoch(stacked, stacked_opt, data, args.batch_size, lr_weights),
+            args.members,
+        ),
+        f"one at a time, {args.members} nets": (one_at_a_time, args.members),
+        "host DataLoader, 1 net (old)": (
+            lambda: host_loader_epoch(models[0], opts[0], loader, device),
+            1,
+        ),
     }
+    for epoch, _ in runs.values():  # warm-up: first-call costs are not throughput
+        epoch()
     peak, source = stated_peak(device, args.threads, args.cpu_ghz)
     attained = matmul_flops(device)
-    print(f"device {describe(device)}; {args.activation} depth {args.depth} width {args.width}")
+    print(
+        f"device {describe(device)}, {args.threads} threads; {args.activation} depth "
+        f"{args.depth} width {args.width}, batch {args.batch_size}, {args.samples} samples"
+    )
     print(f"stated peak {peak / 1e12:.3g} TFLOP/s ({source}); 4096^2 matmul {attained / 1e12:.3g}")
     rates = {}
-    for label, epoch in runs.items():
+    for label, (epoch, nets) in runs.items():
         seconds = timed(lambda e=epoch: [e() for _ in range(args.epochs)], device)
-        rates[label] = args.epochs * steps * args.batch_size / seconds
+        rates[label] = nets * args.epochs * steps * args.batch_size / seconds
         flops = rates[label] * flop_per_sample
         print(
-            f"{label:28s} {rates[label]:10.0f} samples/s  {flops / 1e12:8.4f} TFLOP/s  "
+            f"{label:30s} {rates[label]:10.0f} samples/s  {flops / 1e12:8.4f} TFLOP/s  "
             f"{flops / peak:6.1%} of stated peak  {flops / attained:6.1%} of matmul"
         )
-    ours, base = rates["device-resident (galu)"], rates["host DataLoader (baseline)"]
-    print(f"speed-up over baseline: {ours / base:.2f}x")
+    labels = list(rates)
+    print(f"stacked over one at a time: {rates[labels[0]] / rates[labels[1]]:.2f}x")
 
 
 if __name__ == "__main__":

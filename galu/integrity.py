@@ -267,8 +267,12 @@ class _Checked:
 
     Hashing every dataset on every Snakemake call costs seconds; a file whose size, mtime,
     ctime and inode are those it had when it last passed (against the same expected hash)
-    is not hashed again. Bytes rotting in place are still refused where they are used
-    (``load_processed`` and the conversion re-verify everything they read).
+    is not hashed again. The ctime is what keeps this honest: ``touch -d`` or ``os.utime``
+    can put an old mtime back after an in-place edit, but every such call sets the ctime
+    to now, so the edited file no longer matches its stamp and is hashed. Bytes rotting in
+    place (no system call at all) are still refused where they are used
+    (``load_processed`` and the conversion re-verify everything they read), and
+    ``galu audit`` never consults the stamps: it rehashes every file.
     """
 
     def __init__(self, root: Path) -> None:

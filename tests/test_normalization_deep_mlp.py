@@ -115,6 +115,24 @@ def test_standardize_images_per_channel_with_training_statistics():
     assert np.abs(test_x.reshape(20, 32, 32, 3).mean(axis=(0, 1, 2))).max() > 1e-4
 
 
+def test_standardize_uint8_fast_path_equals_float64_arithmetic_per_pixel():
+    # The histogram moments and the 256-entry table must give the bits of the plain
+    # per-pixel float64 computation (mean exactly; the std to float64 rounding).
+    rng = np.random.default_rng(5)
+    train = rng.integers(0, 256, size=(300, 8, 8, 3), dtype=np.uint8)
+    test = rng.integers(0, 256, size=(40, 8, 8, 3), dtype=np.uint8)
+    train_f = train.astype(np.float32)
+    mean = train_f.mean(axis=(0, 1, 2), dtype=np.float64)
+    std = train_f.std(axis=(0, 1, 2), dtype=np.float64)
+    scale = lambda x: ((x.astype(np.float32) - mean) / std).astype(np.float32).reshape(len(x), -1)
+    fast_train, fast_test = standardize_images(train, test)
+    np.testing.assert_array_equal(fast_train, scale(train))
+    np.testing.assert_array_equal(fast_test, scale(test))
+    # float input takes the float path and agrees to float32 rounding
+    slow_train, _ = standardize_images(train.astype(np.float32), test.astype(np.float32))
+    np.testing.assert_allclose(slow_train, fast_train, rtol=0, atol=1e-6)
+
+
 def test_two_layer_net_overfits_100_random_cifar_like_images():
     data = prepare_data(_cifar_like(100, 20, 1), None, None, seed=0)
     model = build_mlp("relu", depth=1, width=256, seed=0)

@@ -6,7 +6,7 @@ import yaml
 
 from galu.claims import caption_path
 from galu.closure import CodeScanner
-from galu.config import ConfigError, validate_files
+from galu.config import ConfigError, load_yaml, validate_files
 from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
@@ -57,8 +57,7 @@ REPORT_CONFIG = Path(".snakemake/galu/report_config.yaml")
 ENV = "../../environment.yml"
 
 
-with open(workflow.source_path("../claims.yaml")) as handle:
-    CLAIMS = yaml.safe_load(handle)
+CLAIMS = load_yaml(workflow.source_path("../claims.yaml"))
 
 
 def claim_sources(wildcards):

@@ -1,0 +1,286 @@
+"""Several deep plain MLPs of one shape trained as one batched network.
+
+The trainability experiment of Richemond & Guo (arXiv 1905.01369, Sec. 4) trains many
+small networks of the same shape: a learning-rate sweep (one network per rate, same
+initialization) and several seeds per width. At width 128 one layer's matmul is far too
+small to keep a CPU core busy, and every layer costs a few Python-level calls forward
+and backward. :class:`StackedMLP` holds ``E`` networks' weights as ``(E, out, in)``
+tensors, so each layer of all of them is one batched matmul (``torch.baddbmm``) and one
+activation call: the same work in ``E`` times fewer, ``E`` times larger operations.
+
+Why this trains each network exactly as alone (up to float rounding):
+
+- every operation is per member (batched matmuls; batch norm statistics per member and
+  feature), so member ``e``'s outputs and gradients depend on its own weights only;
+- the step minimizes ``sum_e lr_e * loss_e`` with SGD of learning rate 1: member e's
+  gradient is ``lr_e`` times its own, and SGD with momentum is linear in the gradient
+  (``buf = m buf + lr_e g``, ``w -= buf`` is ``lr_e`` times ``buf = m buf + g``,
+  ``w -= lr_e buf``), so this is SGD with momentum at ``lr_e`` for each member;
+- each member's minibatch order comes from its own seed (:func:`member_orders`), the
+  same stream :func:`galu.normalization.deep_mlp.train` draws; members with one seed
+  share one order, and then the first layer is one matmul with the shared batch.
+
+A member whose epoch-end training loss is not finite stops being recorded there, as in
+:func:`~galu.normalization.deep_mlp.train`; its weights stay apart from the others'.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from galu.feedback import log_progress
+from galu.normalization.deep_mlp import (
+    EVAL_BATCH,
+    SHUFFLE_STREAM,
+    DeepMLP,
+    TensorData,
+    TrainSettings,
+    split_activation,
+    stream_seed,
+)
+from galu.normalization.modules import make_activation
+
+# nn.BatchNorm1d's defaults, so that the stacked batch norm matches the per-network one.
+BN_EPS, BN_MOMENTUM = 1e-5, 0.1
+ROW_COLUMNS = ["epoch", "train_loss", "train_error", "test_loss", "test_error"]
+
+
+def _same_shape(models: Sequence[DeepMLP]) -> None:
+    if not models:
+        raise ValueError("a stack needs at least one network")
+    shapes = {
+        (m.activation_name, m.depth, tuple(tuple(lin.weight.shape) for lin in m.linears))
+        for m in models
+    }
+    if len(shapes) != 1:
+        raise ValueError(
+            "stacked networks must share activation, depth and layer sizes; got "
+            + "; ".join(sorted(str(s[:2]) + f" widths {s[2][0][0]}" for s in shapes))
+        )
+
+
+class StackedMLP(nn.Module):
+    """``E`` :class:`~galu.normalization.deep_mlp.DeepMLP` of one shape as one module.
+
+    ``forward`` maps a shared batch ``(B, in)`` or per-member batches ``(E, B, in)`` to
+    logits ``(E, B, classes)``. :meth:`write_back` copies the (trained) weights into the
+    networks it was built from.
+    """
+
+    def __init__(self, models: Sequence[DeepMLP]) -> None:
+        super().__init__()
+        _same_shape(models)
+        self.members = len(models)
+        self.depth = models[0].depth
+        base, self.batch_norm = split_activation(models[0].activation_name)
+        self.act = make_activation(base)
+        with torch.no_grad():
+            self.weights = nn.ParameterList(
+                torch.stack([m.linears[i].weight for m in models]).clone()
+                for i in range(self.depth + 1)
+            )
+            self.biases = nn.ParameterList(
+                torch.stack([m.linears[i].bias for m in models]).clone()
+                for i in range(self.depth + 1)
+            )
+            norms = [[m.norms[i] for m in models] for i in range(self.depth)]
+            if self.batch_norm:
+                self.bn_weights = nn.ParameterList(
+                    torch.stack([n.weight for n in layer]).clone() for layer in norms
+                )
+                self.bn_biases = nn.ParameterList(
+                    torch.stack([n.bias for n in layer]).clone() for layer in norms
+                )
+                for i, layer in enumerate(norms):
+                    self.register_buffer(
+                        f"running_mean{i}", torch.stack([n.running_mean for n in layer])
+                    )
+                    self.register_buffer(
+                        f"running_var{i}", torch.stack([n.running_var for n in layer])
+                    )
+
+    def _norm(self, layer: int, h: Tensor) -> Tensor:
+        """Batch norm per member and feature: ``(E, B, W)`` seen as ``(B, E * W)`` features."""
+        if not self.batch_norm:
+            return h
+        members, batch, width = h.shape
+        flat = h.transpose(0, 1).reshape(batch, members * width)
+        out = F.batch_norm(
+            flat,
+            getattr(self, f"running_mean{layer}").view(-1),
+            getattr(self, f"running_var{layer}").view(-1),
+            self.bn_weights[layer].view(-1),
+            self.bn_biases[layer].view(-1),
+            training=self.training,
+            momentum=BN_MOMENTUM,
+            eps=BN_EPS,
+        )
+        return out.view(batch, members, width).transpose(0, 1)
+
+    def _first_layer(self, x: Tensor) -> Tensor:
+        weight, bias = self.weights[0], self.biases[0]
+        if x.dim() == 2:  # one batch for all: a single (B, in) x (in, E * W) matmul
+            members, width, inputs = weight.shape
+            flat = x @ weight.reshape(members * width, inputs).T
+            return flat.view(len(x), members, width).transpose(0, 1) + bias[:, None, :]
+        return torch.baddbmm(bias[:, None, :], x, weight.transpose(1, 2))
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self._first_layer(x)
+        for layer in range(1, self.depth + 1):
+            a = self.act(self._norm(layer - 1, h))
+            h = torch.baddbmm(
+                self.biases[layer][:, None, :], a, self.weights[layer].transpose(1, 2)
+            )
+        return h
+
+    @torch.no_grad()
+    def write_back(self, models: Sequence[DeepMLP]) -> None:
+        """Copy member e's weights (and batch-norm statistics) into ``models[e]``."""
+        for e, model in enumerate(models):
+            for i, linear in enumerate(model.linears):
+                linear.weight.copy_(self.weights[i][e])
+                linear.bias.copy_(self.biases[i][e])
+            if self.batch_norm:
+                for i, norm in enumerate(model.norms):
+                    norm.weight.copy_(self.bn_weights[i][e])
+                    norm.bias.copy_(self.bn_biases[i][e])
+                    norm.running_mean.copy_(getattr(self, f"running_mean{i}")[e])
+                    norm.running_var.copy_(getattr(self, f"running_var{i}")[e])
+
+
+def member_losses(logits: Tensor, target: Tensor) -> Tensor:
+    """Mean cross-entropy of each member, ``(E,)``: logits ``(E, B, C)``, classes ``(B,)``
+    shared or ``(E, B)``."""
+    members, batch, classes = logits.shape
+    target = target.expand(members, batch).reshape(-1)
+    flat = F.cross_entropy(logits.reshape(-1, classes), target, reduction="none")
+    return flat.view(members, batch).mean(dim=1)
+
+
+@torch.inference_mode()
+def evaluate_members(model: StackedMLP, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Per-member mean cross-entropy and error rate on ``(x, y)`` (eval mode), ``(E,)`` each."""
+    was_training = model.training
+    model.eval()
+    loss = torch.zeros(model.members, dtype=torch.float64, device=x.device)
+    wrong = torch.zeros(model.members, dtype=torch.long, device=x.device)
+    for start in range(0, len(y), EVAL_BATCH):
+        logits = model(x[start : start + EVAL_BATCH])
+        target = y[start : start + EVAL_BATCH]
+        loss += member_losses(logits, target).double() * len(target)
+        wrong += (logits.argmax(dim=2) != target).sum(dim=1)
+    model.train(was_training)
+    return loss / len(y), wrong.double() / len(y)
+
+
+def member_orders(seeds: Sequence[int], device: torch.device) -> list[torch.Generator]:
+    """One shuffle generator per distinct seed, seeded as deep_mlp.train seeds its own."""
+    return [
+        torch.Generator(device=device).manual_seed(stream_seed(s, SHUFFLE_STREAM))
+        for s in dict.fromkeys(seeds)
+    ]
+
+
+def _epoch_indices(
+    gens: list[torch.Generator], seeds: Sequence[int], n: int, device: torch.device
+) -> Tensor:
+    """This epoch's sample order: ``(n,)`` shared by all members when they have one seed,
+    else ``(E, n)``, member e's row drawn from its seed's generator."""
+    perms = [torch.randperm(n, generator=g, device=device) for g in gens]
+    if len(perms) == 1:
+        return perms[0]
+    by_seed = dict(zip(dict.fromkeys(seeds), perms, strict=True))
+    return torch.stack([by_seed[s] for s in seeds])
+
+
+def _train_epoch(
+    model: StackedMLP,
+    opt: torch.optim.Optimizer,
+    data: TensorData,
+    order: Tensor,
+    batch: int,
+    lrs: Tensor,
+) -> None:
+    """One pass in full minibatches (the remainder is skipped, as in deep_mlp.train_epoch)."""
+    n = len(data.y_train)
+    model.train()
+    for start in range(0, n - batch + 1, batch):
+        idx = order[..., start : start + batch]
+        losses = member_losses(model(data.x_train[idx]), data.y_train[idx])
+        opt.zero_grad(set_to_none=True)
+        (lrs * losses).sum().backward()
+        opt.step()
+
+
+def train_stacked(
+    models: Sequence[DeepMLP],
+    data: TensorData,
+    lrs: Sequence[float],
+    seeds: Sequence[int],
+    epochs: int,
+    batch_size: int = 128,
+    momentum: float = 0.9,
+    label: str = "",
+) -> list[pd.DataFrame]:
+    """Train ``models`` (one shape) together, model e at ``lrs[e]`` with batch order
+    ``seeds[e]``; write the trained weights back into them.
+
+    Returns one table per model, as :func:`galu.normalization.deep_mlp.train` does for one:
+    a row per epoch (0 = at initialization) with ``epoch, train_loss, train_error,
+    test_loss, test_error, diverged``; a model whose training loss became non-finite has
+    rows up to its last finite epoch and ``diverged`` True.
+    """
+    if not len(models) == len(lrs) == len(seeds):
+        raise ValueError(f"need one lr and seed per model: {len(models)}, {len(lrs)}, {len(seeds)}")
+    for lr in lrs:
+        TrainSettings(lr, epochs, batch_size, momentum)  # same checks as one network's
+    if len(data.y_train) < batch_size:
+        raise ValueError(
+            f"batch_size {batch_size} exceeds the {len(data.y_train)} training samples"
+        )
+    device = data.x_train.device
+    model = StackedMLP(models).to(device)
+    # SGD at lr 1 on sum_e lr_e loss_e is SGD at lr_e for each member (module docstring).
+    opt = torch.optim.SGD(model.parameters(), lr=1.0, momentum=momentum)
+    lr_weights = torch.tensor([float(lr) for lr in lrs], device=device)
+    gens = member_orders(seeds, device)
+    rows: list[list[dict[str, float]]] = [[] for _ in models]
+    active = [True] * len(models)
+    for epoch in range(epochs + 1):
+        if epoch:
+            order = _epoch_indices(gens, seeds, len(data.y_train), device)
+            _train_epoch(model, opt, data, order, batch_size, lr_weights)
+        train_loss, train_error = evaluate_members(model, data.x_train, data.y_train)
+        test_loss, test_error = evaluate_members(model, data.x_test, data.y_test)
+        values = torch.stack([train_loss, train_error, test_loss, test_error]).T.tolist()
+        for e, (tl, te, sl, se) in enumerate(values):
+            if active[e]:
+                rows[e].append(dict(zip(ROW_COLUMNS, (epoch, tl, te, sl, se), strict=True)))
+                active[e] = math.isfinite(tl)
+        if epoch:
+            log_progress(
+                f"{label or 'stack'} of {len(models)}, epoch",
+                epoch,
+                epochs,
+                train_loss=min(r[-1]["train_loss"] for r in rows),
+            )
+        if not any(active):
+            break
+    model.write_back(models)
+    return [_table(member_rows) for member_rows in rows]
+
+
+def _table(rows: list[dict[str, float]]) -> pd.DataFrame:
+    """One model's curve: finite rows, each flagged ``diverged`` when any epoch was not."""
+    diverged = not all(math.isfinite(r["train_loss"]) for r in rows)
+    frame = pd.DataFrame([r for r in rows if math.isfinite(r["train_loss"])], columns=ROW_COLUMNS)
+    frame["epoch"] = frame["epoch"].astype(int)
+    frame["diverged"] = diverged
+    return frame

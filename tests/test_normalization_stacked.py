@@ -1,0 +1,92 @@
+"""The stacked deep-MLP trainer trains each network as it would alone (issue 21)."""
+
+import numpy as np
+import pytest
+import torch
+
+from galu.normalization.deep_mlp import TensorData, TrainSettings, build_mlp, lr_sweep, train
+from galu.normalization.stacked import StackedMLP, train_stacked
+from galu.normalization.trainability import train_depth
+
+
+def _data(n: int = 96, dim: int = 48, seed: int = 0) -> TensorData:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, dim, generator=gen)
+    y = torch.randint(0, 10, (n,), generator=gen)
+    return TensorData(x, y, x[:32], y[:32])
+
+
+COLUMNS = ["train_loss", "train_error", "test_loss", "test_error"]
+
+
+@pytest.mark.parametrize("activation", ["relu", "tilted_relu", "tanh", "relu_bn"])
+def test_stacked_training_equals_training_each_network_alone(activation):
+    data = _data()
+    lrs, seeds = [0.01, 0.03, 0.1], [0, 1, 1]  # two seeds share a batch order, one does not
+    alone = [
+        train(build_mlp(activation, 4, 16, s, input_dim=48), data, TrainSettings(lr, 3, 16), s)
+        for lr, s in zip(lrs, seeds, strict=True)
+    ]
+    models = [build_mlp(activation, 4, 16, s, input_dim=48) for s in seeds]
+    together = train_stacked(models, data, lrs, seeds, epochs=3, batch_size=16)
+    for one, stacked in zip(alone, together, strict=True):
+        assert list(stacked["epoch"]) == [0, 1, 2, 3]
+        assert not stacked["diverged"].any()
+        np.testing.assert_allclose(stacked[COLUMNS], one[COLUMNS], rtol=0, atol=2e-5)
+    # the trained weights are written back: each model now computes its stacked member
+    models[0].eval()
+    with torch.no_grad():
+        logits = models[0](data.x_test)
+    loss = torch.nn.functional.cross_entropy(logits, data.y_test).item()
+    assert loss == pytest.approx(alone[0]["test_loss"].iloc[-1], abs=2e-5)
+
+
+def test_stacked_forward_is_each_member_forward():
+    models = [build_mlp("relu_bn", 3, 8, s, input_dim=12) for s in range(3)]
+    stacked = StackedMLP(models).eval()
+    x = torch.randn(5, 12)
+    with torch.no_grad():
+        shared = stacked(x)
+        per_member = stacked(x.expand(3, 5, 12))
+        for e, model in enumerate(models):
+            expected = model.eval()(x)
+            torch.testing.assert_close(shared[e], expected, rtol=0, atol=1e-6)
+            torch.testing.assert_close(per_member[e], expected, rtol=0, atol=1e-6)
+
+
+def test_a_diverging_member_stops_alone_and_the_others_train_as_alone():
+    data = _data()
+    lrs = [0.01, 1e6]  # the second blows up in its first epoch
+    alone = train(build_mlp("relu", 3, 16, 0, input_dim=48), data, TrainSettings(0.01, 3, 16), 0)
+    blown = train(build_mlp("relu", 3, 16, 0, input_dim=48), data, TrainSettings(1e6, 3, 16), 0)
+    models = [build_mlp("relu", 3, 16, 0, input_dim=48) for _ in lrs]
+    ok, bad = train_stacked(models, data, lrs, [0, 0], epochs=3, batch_size=16)
+    assert blown["diverged"].all() and bad["diverged"].all()
+    assert list(bad["epoch"]) == list(blown["epoch"])
+    assert not ok["diverged"].any()
+    np.testing.assert_allclose(ok[COLUMNS], alone[COLUMNS], rtol=0, atol=2e-5)
+
+
+def test_sweep_and_depth_runs_keep_their_tables():
+    data = _data()
+    sweep = lr_sweep(
+        "tilted_relu", data, [0.001, 0.01], depth=3, width=16, epochs=2, seed=4, batch_size=16
+    )
+    assert list(sweep["lr"]) == [0.001, 0.01] and sweep["chosen"].sum() == 1
+    single = train(
+        build_mlp("tilted_relu", 3, 16, 4, input_dim=48), data, TrainSettings(0.01, 2, 16), 4
+    )
+    assert sweep["final_train_loss"].iloc[1] == pytest.approx(
+        single["train_loss"].iloc[-1], abs=2e-5
+    )
+    runs = train_depth("relu", 3, data, {16: 0.01}, [0, 1], epochs=1, batch_size=16, spectra=True)
+    assert sorted(set(runs.curves["seed"])) == [0, 1]
+    stages = runs.spectra.drop_duplicates(["seed", "stage"])[["seed", "stage"]]
+    assert stages.values.tolist() == [[0, "init"], [0, "trained"], [1, "init"], [1, "trained"]]
+
+
+def test_shapes_and_lengths_must_agree():
+    with pytest.raises(ValueError, match="share activation, depth and layer sizes"):
+        StackedMLP([build_mlp("relu", 3, 8, 0), build_mlp("relu", 3, 16, 0)])
+    with pytest.raises(ValueError, match="one lr and seed per model"):
+        train_stacked([build_mlp("relu", 2, 8, 0, input_dim=48)], _data(), [0.1, 0.2], [0], 1)
