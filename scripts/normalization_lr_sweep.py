@@ -4,7 +4,8 @@ import logging
 
 import pandas as pd
 
-from galu.normalization.deep_mlp import lr_sweep, start_cifar_job
+from galu.normalization.deep_mlp import start_cifar_job
+from galu.normalization.lr_sweep import lr_sweep
 from galu.provenance import log_to_file
 
 log_to_file(snakemake.log[0])

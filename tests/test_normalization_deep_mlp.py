@@ -13,16 +13,14 @@ from galu.normalization.deep_mlp import (
     DeepMLP,
     TrainSettings,
     build_mlp,
-    choose_lr,
-    chosen_lrs,
     default_gain,
     load_arrays,
-    lr_sweep,
     prepare_data,
     standardize_images,
     start_cifar_job,
     train,
 )
+from galu.normalization.lr_sweep import choose_lr, chosen_lrs, lr_sweep
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.provenance import is_substitute

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from galu.normalization.deep_mlp import TensorData, TrainSettings, build_mlp, lr_sweep, train
+from galu.normalization.deep_mlp import TensorData, TrainSettings, build_mlp, train
+from galu.normalization.lr_sweep import lr_sweep
 from galu.normalization.stacked import StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 

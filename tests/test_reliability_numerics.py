@@ -19,7 +19,7 @@ import torch
 from galu.ensemble import TrainSettings, mse_loss, train_ensemble
 from galu.memorization import CapacityTask, FitOptions, min_width_table
 from galu.models import make_model
-from galu.normalization import deep_mlp
+from galu.normalization import deep_mlp, lr_sweep
 from galu.normalization.trainability import max_trainable_depth, run_outcomes, trains
 
 MEMBERS, N, D = 4, 32, 5
@@ -111,11 +111,11 @@ def test_a_diverging_deep_network_is_recorded_and_never_counts_as_trained():
 
 def test_the_learning_rate_sweep_skips_a_diverging_rate():
     data = _tiny_data(1)
-    sweep = deep_mlp.lr_sweep(
+    sweep = lr_sweep.lr_sweep(
         "relu", data, [0.05, 1e8], depth=2, width=16, epochs=3, seed=0, batch_size=32
     )
     assert sweep.set_index("lr")["diverged"].to_dict() == {0.05: False, 1e8: True}
-    assert deep_mlp.choose_lr(sweep) == 0.05
+    assert lr_sweep.choose_lr(sweep) == 0.05
     only_bad = sweep[sweep["lr"] == 1e8]
     with pytest.raises(ValueError, match="every learning rate in .* diverged; add smaller"):
-        deep_mlp.choose_lr(only_bad)
+        lr_sweep.choose_lr(only_bad)
