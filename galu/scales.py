@@ -72,3 +72,22 @@ class OutputRoot:
 def output_root(root: str | os.PathLike[str] | OutputRoot = ".") -> OutputRoot:
     """``root`` as an :class:`OutputRoot`: a plain folder is a checkout's quick run."""
     return root if isinstance(root, OutputRoot) else OutputRoot(Path(root))
+
+
+def scale_of(configfiles: list[str | os.PathLike[str]]) -> str:
+    """The scale a run with these ``--configfile`` overlays has: the last one that sets
+    ``scale`` (Snakemake merges them in order over config/config.yaml), else quick."""
+    import yaml
+
+    scale = QUICK
+    for path in configfiles:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if isinstance(loaded, dict) and "scale" in loaded:
+            scale = str(loaded["scale"])
+    return scale
+
+
+if __name__ == "__main__":  # `make report`: where the report of a run with these overlays goes
+    import sys
+
+    print(scaled("results/report.zip", scale_of(sys.argv[1:])))

@@ -74,3 +74,14 @@ def test_a_quick_run_and_another_scale_leave_each_other_untouched(tmp_path):
     # Each scale is up to date on its own: neither plans the other's jobs.
     for args in ((), other):
         assert _planned_outputs(smk(root, "-n", *args).stdout) == []
+
+
+def test_the_scale_of_a_run_is_the_last_overlay_that_sets_it(tmp_path):
+    from galu.scales import scale_of
+
+    (tmp_path / "a.yaml").write_text("scale: paper\n")
+    (tmp_path / "b.yaml").write_text("scale: paper-cpu\n")
+    (tmp_path / "c.yaml").write_text("seed: 3\n")
+    assert scale_of([]) == "quick"
+    assert scale_of([tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"]) == "paper-cpu"
+    assert scale_of([tmp_path / "b.yaml", tmp_path / "a.yaml"]) == "paper"

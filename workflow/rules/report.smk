@@ -3,6 +3,8 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+import glob
+
 from galu.feedback import normalize_zip_modes
 from galu.landing import run_summary
 from galu.observations import observation_sources
@@ -66,6 +68,8 @@ rule readme_check:
     input:
         md=out("results/claims.md"),
         readme="README.md",
+        # the published paper-level runs its second section quotes (galu/publish.py)
+        published=glob.glob("published/*/publication.json"),
     output:
         touch(out("logs/report/readme_current.ok")),
     log:
