@@ -27,7 +27,7 @@ from galu.claims import (
 )
 from galu.lineage import explain
 from galu.provenance import atomic_write_bytes, git_state
-from galu.publish import PAPER_MARKERS, paper_section
+from galu.publish import PAPER_MARKERS, paper_section, publication_scale
 
 
 class UsageError(Exception):
@@ -75,11 +75,14 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:
-    """Outputs made on another commit than the checkout's, or from a modified tree."""
+    """Outputs made on another commit than the checkout's, or from a modified tree. A
+    published run (``published/``) is a record of its commit, named in its manifest: it is
+    no such problem, even with --strict."""
     head = git_state().get("commit")
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):
-        if head is None or commit != head:
+        paths = [p for p in paths if publication_scale(p) is None]
+        if paths and (head is None or commit != head):
             notes.append(f"{len(paths)} output(s) made on commit {commit}, e.g. {paths[0]}")
     return notes
 
@@ -114,7 +117,8 @@ def _audit(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"PROBLEM {finding}")
     notes = _commit_notes(args)
-    old = uncoded(args.root, args.folders)
+    # A published run's code is the commit its manifest names (galu/publish.py).
+    old = [p for p in uncoded(args.root, args.folders) if publication_scale(p) is None]
     if old:
         notes.append(
             f"{len(old)} output(s) record no code closure (made before galu recorded it), "
