@@ -35,8 +35,8 @@ FACTORS = [
     # Its ODEs (most of the slice's time) are not shortened, its simulations are: x100 of
     # the whole is an upper bound, x1 a lower one (both printed).
     (r"scm/schedules\.tsv", 100.0),
-    # 10,000 -> 50,000 images (test 2,000 -> 10,000) and 1 -> 25 epochs; the sweep 2 -> 5.
-    (r"normalization/train_\w+_depth\d+\.tsv", 125.0),
+    # 10,000 -> 50,000 images (test 2,000 -> 10,000) and 1 -> 10 epochs; the sweep 2 -> 5.
+    (r"normalization/train_\w+_depth\d+\.tsv", 50.0),
     (r"normalization/lr_sweep_\w+\.tsv", 12.5),
     (r".*", 1.0),  # not shortened (ODEs, stability, isometry, sweeps, plots, tables)
 ]
