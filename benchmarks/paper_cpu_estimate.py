@@ -87,7 +87,8 @@ def main(folder: str = "logs/paper-cpu/benchmarks") -> None:
         stages_jobs[rel] = estimate
         flag = "  > 1 h" if estimate > 1 else ""
         print(f"{rel:48s} {wall:8.1f} {cpu:8.1f} {factor(rel):6.0f} {estimate:7.2f}{flag}")
-    stages.setdefault("normalization", []).extend(interpolated_depths(stages_jobs))
+    stages["normalization"] = stages.get("normalization", []) + interpolated_depths(stages_jobs)
+    stages = {name: jobs for name, jobs in stages.items() if jobs}
     print("\nstage           jobs  sum of jobs h  longest h  wall on 2 cores >= h")
     for stage, jobs in sorted(stages.items()):
         bound = max(sum(jobs) / 2, max(jobs))

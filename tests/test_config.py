@@ -211,7 +211,7 @@ PAPER_CPU_MAY_CHANGE = re.compile(
     r"|(memorization|generalization|scm\.simulation)\.gpu|normalization\.trainability\.gpus"
     r"|memorization\.ensemble_overhead"
     r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.probe_seeds"
-    r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs)"
+    r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
     r"|scm\.simulation\.(N|seeds|n_test)|scm\.\w+\.sim_alpha_max"
     r"|normalization\.trainability\.\w+"
 )
