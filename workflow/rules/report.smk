@@ -82,6 +82,10 @@ rule readme_check:
     resources:
         mem_mb=200,
         runtime=2,
+    params:
+        # README's first section is the quick scale's verdict: another scale checks only the
+        # paper-level section (against published/).
+        scale=SCALE,
     script:
         "../../scripts/report_readme_check.py"
 
