@@ -203,3 +203,16 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     section = readme_section((root / "README.md").read_text(), PAPER_MARKERS)
     assert "The **paper-cpu** run: commit" in section and "`reliability.yaml`" in section
     assert "Claims checked at the **paper-cpu** scale" in section
+
+
+def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):
+    from galu.lineage import explain
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=[], machine="m")
+    shutil.rmtree("results")
+    node = explain("published/paper-cpu/results/claims.csv", ".")
+    # its input is the published stability table, whose own input (data) was not published
+    assert [c.path for c in node.inputs] == ["published/paper-cpu/results/scm/stability.csv"]
+    assert node.inputs[0].inputs == [] and node.findings() == []
