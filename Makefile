@@ -30,13 +30,14 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The workflow builds results/report.zip itself when it succeeds (config: report.on_success).
+# The workflow builds results/report.zip itself when it succeeds (config: report.on_success);
+# a scale other than quick writes results/<scale>/report.zip (galu/scales.py).
 reproduce: $(STAMP)
 	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 	$(MAKE) --no-print-directory audit
 
 report: $(STAMP)
-	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report results/report.zip
+	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report $$($(BIN)/python -m galu.scales $(CONFIG))
 
 audit: $(STAMP)
 	$(RUN) galu audit
@@ -50,6 +51,7 @@ lint: $(STAMP)
 test: lint
 	$(RUN) pytest
 
-# Removes every workflow output (results, figures, logs); raw data under data/ is kept.
+# Removes every workflow output (results, figures, logs) of every scale; raw data under data/
+# and the published runs under published/ are kept.
 clean-outputs:
 	rm -rf results figures logs

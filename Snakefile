@@ -36,7 +36,10 @@ include: "workflow/rules/common.smk"
 
 # The report opens on the verdict (written by the claims rule); before a first full run, on
 # a description of the workflow.
-report: LANDING_PAGE if Path(LANDING_PAGE).is_file() else "workflow/report/workflow.rst"
+report:
+    out(LANDING_PAGE)
+    if Path(out(LANDING_PAGE)).is_file()
+    else "workflow/report/workflow.rst"
 
 
 ALL_TARGETS = []

@@ -9,6 +9,9 @@ are named. Raw dataset archives under
 ``data/raw/<dataset>/`` have no sidecar of their own: they are checked
 against the registry's published checksums (or, for an opted-in substitute,
 the pinned sha256 their manifest records). Anything else is a finding.
+A published copy of a run (``published/<scale>/``, galu/publish.py) keeps its sidecars: each
+describes the run's path, its inputs are checked where they were published too, and the
+code that made it is the commit its manifest names (never stale: it is a record).
 The audit reads files and sidecars only; it never runs the code that made them.
 """
 
@@ -22,8 +25,9 @@ from typing import Any
 
 from galu.closure import CodeScanner, changed_files
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
+from galu.publish import described_path, publication_scale, published_copy
 
-DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
+DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw", "published")
 # Set aside by the data stage (a rejected file, a partial download): never used as inputs.
 IGNORED_SUFFIXES = (".rejected", ".part")
 # The start of the problem of an output made by other code than the tree's (see code_problem).
@@ -115,8 +119,8 @@ def described_elsewhere(root: Path, path: Path, record: dict[str, Any]) -> str |
     """A sidecar that describes another file: an output copied with its sidecar (an array of
     one dataset passed off as another) must not inherit that provenance."""
     described = Path(record["output"]["path"])
-    here = path.relative_to(root)
-    if described.is_absolute() or described.as_posix() == here.as_posix():
+    here = described_path(path.relative_to(root).as_posix())
+    if described.is_absolute() or described.as_posix() == here:
         return None
     return (
         f"its sidecar describes {described.as_posix()}, not this file (copied with its"
@@ -200,15 +204,30 @@ def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> 
     recorded = record["output"]["sha256"]
     if actual != recorded:
         yield f"changed after it was written (sha256 {actual[:12]}…, recorded {recorded[:12]}…)"
+    rel = path.relative_to(root).as_posix()
     for item in record.get("inputs", []):
-        source = root / item["path"]
+        where = input_location(root, rel, item["path"])
+        if where is None:
+            continue  # an input of a published run that was not published (data, runs/)
+        source = root / where
         if not source.is_file():
-            yield f"input {item['path']} is missing"
+            yield f"input {where} is missing"
         elif sha256_file(source) != item["sha256"]:
-            yield f"input {item['path']} changed since this output was made"
-    stale = code_problem(root, record, scanner)
+            yield f"input {where} changed since this output was made"
+    stale = None if publication_scale(rel) else code_problem(root, record, scanner)
     if stale:
         yield stale
+
+
+def input_location(root: Path, output: str, recorded: str) -> str | None:
+    """Where the audit finds input ``recorded`` of ``output`` (paths relative to ``root``):
+    where it was recorded, or for a published copy its published copy (None when that
+    input was not published)."""
+    published = publication_scale(output)
+    if published is None or recorded.startswith(f"published/{published[0]}/"):
+        return recorded  # (the manifest's inputs are the published tables themselves)
+    copy = published_copy(recorded, published[0])
+    return copy if (root / copy).is_file() else None
 
 
 def is_output(path: Path) -> bool:
@@ -240,7 +259,7 @@ def _stale_downstream(root: Path, folders: Iterable[str], findings: list[Finding
     """Outputs made from a stale output (a figure drawn from a CSV of older code), in turn."""
     stale = {f.path for f in findings if f.problem.startswith(STALE)}
     inputs = {
-        rel: [item["path"] for item in record.get("inputs", [])]
+        rel: [input_location(root, rel, item["path"]) for item in record.get("inputs", [])]
         for rel, record in _records(root, folders)
     }
     found: list[Finding] = []

@@ -50,6 +50,7 @@ import pandas as pd
 from galu.precision import differing_lines, display_step, format_measured
 from galu.provenance import is_substitute
 from galu.rst import rst_escape
+from galu.scales import OutputRoot, judged_as, output_root
 
 COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
@@ -270,7 +271,7 @@ def verdict(claim: Claim, measured: float) -> str:
     return "pass" if ok else "fail"
 
 
-def _finding_from_run(claim: Claim, root: Path, tables: dict[str, pd.DataFrame]) -> str:
+def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataFrame]) -> str:
     """The claim's finding with each ``{name}`` replaced by that quantity on this run's CSVs
     (``?`` with the reason when its CSV or rows are missing)."""
     values = {}
@@ -288,9 +289,37 @@ def _finding_from_run(claim: Claim, root: Path, tables: dict[str, pd.DataFrame])
     return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], claim.finding)
 
 
-def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFrame:
-    """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons."""
-    root = Path(root)
+def _mark_reduced(row: dict[str, Any], scale: str, reduction: str) -> None:
+    """A claim measured on a run that reduced what it depends on: ``not_run``, with the
+    reduction and the reduced run's value in the reason (not a verdict on the paper)."""
+    value = format_measured(row["measured"], row["precision"])
+    row.update(
+        verdict="not_run",
+        measured=math.nan,
+        finding="",
+        reason=(
+            f"its stage could not run at the paper's settings at the {scale} scale"
+            f" ({reduction.rstrip('.')}); the reduced run measured {value}"
+        ),
+    )
+
+
+def evaluate(
+    claims: Iterable[Claim],
+    root: str | Path | OutputRoot,
+    scale: str,
+    reduced: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons.
+
+    ``root``: the run's outputs (a folder is a quick run's checkout; see galu.scales).
+    ``claims`` are parsed for the scale the run is judged as (:func:`galu.scales.judged_as`).
+    ``reduced``: claim id -> what the run reduced from the paper's settings that the claim
+    depends on (the config's ``reductions``); such a claim is ``not_run`` with that reason
+    and the value measured on the reduced run, never a verdict on the paper's claim."""
+    root = output_root(root)
+    reduced = dict(reduced or {})
+    checked = judged_as(scale)
     tables: dict[str, pd.DataFrame] = {}
     rows = []
     for claim in claims:
@@ -315,7 +344,7 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
             "section": claim.section,
         }
         path = root / claim.source
-        if scale not in claim.scales:
+        if checked not in claim.scales:
             row["reason"] = f"checked only at the {', '.join(claim.scales)} scale"
         elif not path.is_file():
             row["reason"] = f"{claim.source} was not produced (stage disabled or its data missing)"
@@ -346,6 +375,8 @@ def evaluate(claims: Iterable[Claim], root: str | Path, scale: str) -> pd.DataFr
                 row["reason"] = claim.justification
                 if row["verdict"] == "fail":
                     row["finding"] = _finding_from_run(claim, root, tables)
+                if claim.claim_id in reduced:
+                    _mark_reduced(row, scale, reduced[claim.claim_id])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -501,30 +532,81 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
     return f"\n{{% raw %}}\n\n{body}\n\n{{% endraw %}}\n"
 
 
+def reduced_claims(
+    reductions: Iterable[Mapping[str, Any]], claim_ids: Iterable[str]
+) -> dict[str, str]:
+    """Claim id -> the text of the config ``reductions`` entry that names it. Raises
+    ValueError naming an id that is no claim of workflow/claims.yaml."""
+    known = set(claim_ids)
+    reduced = {}
+    for entry in reductions:
+        for claim_id in entry.get("claims", []):
+            if claim_id not in known:
+                raise ValueError(
+                    f"reductions: {claim_id!r} is not a claim id of workflow/claims.yaml;"
+                    " name the claims the reduction affects by their id"
+                )
+            reduced[claim_id] = str(entry["text"])
+    return reduced
+
+
+def reductions_lines(scale: str, reductions: Iterable[Mapping[str, Any]]) -> list[str]:
+    """reStructuredText lines saying what ``scale`` reduces from the paper's settings (its
+    config's ``reductions``, e.g. config/paper-cpu.yaml); none when it reduces nothing."""
+    texts = [str(r["text"]) for r in reductions]
+    if not texts:
+        return []
+    return [
+        f"**Reduced from the paper's settings at the {scale} scale** (the config's"
+        " ``reductions``; claims that depend on a reduction are not_run):",
+        "",
+        *(f"- {rst_escape(text)}" for text in texts),
+        "",
+    ]
+
+
+def caption_reductions(scale: str, reductions: Iterable[Mapping[str, Any]]) -> str:
+    """:func:`reductions_lines` as a caption paragraph (inside Jinja ``raw`` tags)."""
+    lines = reductions_lines(scale, reductions)
+    if not lines:
+        return ""
+    body = "\n".join(lines)
+    return f"\n{{% raw %}}\n\n{body}\n{{% endraw %}}\n"
+
+
 README_START = "<!-- claims:start (generated by the workflow from results/claims.md) -->"
 README_END = "<!-- claims:end -->"
 
 
-def readme_with_section(readme: str, section: str) -> str:
-    """``readme`` with the text between the claims markers replaced by ``section``."""
-    if README_START not in readme or README_END not in readme:
-        raise ValueError(f"README.md lacks the markers {README_START!r} and {README_END!r}")
-    head, rest = readme.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    return f"{head}{README_START}\n{section}{README_END}{tail}"
+Markers = tuple[str, str]
+QUICK_MARKERS: Markers = (README_START, README_END)
 
 
-def readme_section(readme: str) -> str:
-    """The text between the claims markers of ``readme``."""
-    readme_with_section(readme, "")  # raises when the markers are missing
-    return readme.split(README_START, 1)[1].split(README_END, 1)[0].removeprefix("\n")
+def readme_with_section(readme: str, section: str, markers: Markers = QUICK_MARKERS) -> str:
+    """``readme`` with the text between ``markers`` (the quick claims section's unless
+    given) replaced by ``section``."""
+    start, end = markers
+    if start not in readme or end not in readme:
+        raise ValueError(f"README.md lacks the markers {start!r} and {end!r}")
+    head, rest = readme.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{section}{end}{tail}"
 
 
-def readme_differences(readme: str, section: str) -> list[tuple[str, str]]:
-    """The lines of README's claims section that disagree with ``section`` (the generated
-    ``results/claims.md``) beyond the precision shown: words must match, numbers within one
-    unit of their last digit (:func:`galu.precision.lines_agree`)."""
-    return differing_lines(readme_section(readme), section)
+def readme_section(readme: str, markers: Markers = QUICK_MARKERS) -> str:
+    """The text between ``markers`` of ``readme``."""
+    readme_with_section(readme, "", markers)  # raises when the markers are missing
+    return readme.split(markers[0], 1)[1].split(markers[1], 1)[0].removeprefix("\n")
+
+
+def readme_differences(
+    readme: str, section: str, markers: Markers = QUICK_MARKERS
+) -> list[tuple[str, str]]:
+    """The lines of README's section between ``markers`` that disagree with ``section``
+    (generated: ``results/claims.md``, or the published paper-level section) beyond the
+    precision shown: words must match, numbers within one unit of their last digit
+    (:func:`galu.precision.lines_agree`)."""
+    return differing_lines(readme_section(readme, markers), section)
 
 
 def describe_differences(pairs: list[tuple[str, str]], limit: int = 10) -> str:

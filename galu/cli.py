@@ -20,9 +20,15 @@ from galu.audit import (
     substitutes,
     uncoded,
 )
-from galu.claims import describe_differences, readme_differences, readme_with_section
+from galu.claims import (
+    QUICK_MARKERS,
+    describe_differences,
+    readme_differences,
+    readme_with_section,
+)
 from galu.lineage import explain
 from galu.provenance import git_state
+from galu.publish import PAPER_MARKERS, paper_section, publication_scale
 
 
 class UsageError(Exception):
@@ -70,11 +76,14 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:
-    """Outputs made on another commit than the checkout's, or from a modified tree."""
+    """Outputs made on another commit than the checkout's, or from a modified tree. A
+    published run (``published/``) is a record of its commit, named in its manifest: it is
+    no such problem, even with --strict."""
     head = git_state().get("commit")
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):
-        if head is None or commit != head:
+        paths = [p for p in paths if publication_scale(p) is None]
+        if paths and (head is None or commit != head):
             notes.append(f"{len(paths)} output(s) made on commit {commit}, e.g. {paths[0]}")
     return notes
 
@@ -109,7 +118,8 @@ def _audit(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"PROBLEM {finding}")
     notes = _commit_notes(args)
-    old = uncoded(args.root, args.folders)
+    # A published run's code is the commit its manifest names (galu/publish.py).
+    old = [p for p in uncoded(args.root, args.folders) if publication_scale(p) is None]
     if old:
         notes.append(
             f"{len(old)} output(s) record no code closure (made before galu recorded it), "
@@ -147,28 +157,90 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _readme(args: argparse.Namespace) -> int:
+    """Both generated sections of the README: the quick verdict (from ``--claims``) and
+    "What reproduces at the paper level" (from ``published/``)."""
     readme = _read(args.readme, "the README", "run galu from the repository root or pass --readme")
-    section = _read(
+    quick = _read(
         args.claims, "the generated claims table", "run the workflow first (snakemake --cores 2)"
     )
-    differences = readme_differences(readme, section)
-    exact = readme_with_section(readme, section) == readme
+    sections = [
+        (QUICK_MARKERS, quick, args.claims),
+        (PAPER_MARKERS, paper_section(Path(args.readme).parent), "published/"),
+    ]
+    for markers, _, _ in sections:
+        if markers[0] not in readme or markers[1] not in readme:
+            raise UsageError(f"{args.readme} lacks the markers {markers[0]} and {markers[1]}")
+    status = 0
+    for markers, section, source in sections:
+        status = max(status, _readme_section(args, markers, section, source))
+    return status
+
+
+def _readme_section(
+    args: argparse.Namespace, markers: tuple[str, str], section: str, source: str
+) -> int:
+    """Check (or with --update rewrite) the README section between ``markers``."""
+    readme = Path(args.readme).read_text()
+    differences = readme_differences(readme, section, markers)
+    exact = readme_with_section(readme, section, markers) == readme
     if args.update and not exact:  # asked to: take the run's section, digits included
-        atomic_write_bytes(args.readme, readme_with_section(readme, section).encode())
-        print(f"updated the claims section of {args.readme} from {args.claims}.")
+        atomic_write_bytes(args.readme, readme_with_section(readme, section, markers).encode())
+        print(f"updated the section of {args.readme} generated from {source}.")
         return 0
     if not differences:
         print(
-            f"{args.readme} is current with {args.claims}"
+            f"{args.readme} is current with {source}"
             + ("." if exact else " at the precision shown (numbers within one unit of their"
                " last digit).")
         )  # fmt: skip
         return 0
     print(
-        f"{args.readme} differs from {args.claims} in {len(differences)} line(s):\n"
+        f"{args.readme} differs from {source} in {len(differences)} line(s):\n"
         f"{describe_differences(differences)}\nRun `galu readme --update` to take the run's."
     )
     return 1
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from galu.config import load_yaml
+    from galu.publish import QUICK_REFUSAL, PublishError, claim_sources, publish, this_machine
+    from galu.scales import QUICK
+
+    root = _checkout(".")
+    if args.scale == QUICK:
+        raise UsageError(QUICK_REFUSAL)
+    configfiles = args.configfile or default_configfiles(args.scale)
+    missing = [c for c in configfiles if not (root / c).is_file()]
+    if missing:
+        raise UsageError(
+            f"no configuration file {', '.join(missing)}; name the run's with --configfile"
+        )
+    sources = claim_sources(load_yaml(root / "workflow/claims.yaml"))
+    try:
+        manifest = publish(
+            args.scale, sources, configfiles=configfiles, machine=args.machine or this_machine()
+        )
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    print(
+        f"published {len(manifest['files'])} table(s) of the {args.scale} run (commit"
+        f" {manifest['commit']}, wall time {manifest['wall_hours']:.1f} h) to"
+        f" published/{args.scale}/"
+        + (
+            f"; left out as too large: {', '.join(manifest['left_out'])}"
+            if manifest["left_out"]
+            else ""
+        )
+        + ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
+        " 'What reproduces at the paper level'."
+    )
+    return 0
+
+
+def default_configfiles(scale: str) -> list[str]:
+    """The configuration files of a run of ``scale``: config/paper.yaml, and the scale's own
+    overlay over it when there is one (config/paper-cpu.yaml)."""
+    return ["config/paper.yaml"] + ([f"config/{scale}.yaml"] if scale != "paper" else [])
 
 
 def _dvc(args: argparse.Namespace) -> int:
@@ -294,7 +366,20 @@ def build_parser() -> argparse.ArgumentParser:
     plots.add_argument("--root", default=".", help="repository root (default: .)")
     plots.add_argument("--output", default="dvc_plots", help="folder of the page (git-ignored)")
     plots.set_defaults(func=_plots)
-    readme = sub.add_parser("readme", help="compare (or --update) README's claims section")
+    publish = sub.add_parser(
+        "publish", help="copy a finished run's result tables to published/<scale>/"
+    )
+    publish.add_argument("--scale", required=True, help="the run's scale, e.g. paper-cpu")
+    publish.add_argument(
+        "--configfile",
+        nargs="+",
+        help="the run's configuration files (default: config/paper.yaml config/<scale>.yaml)",
+    )
+    publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
+    publish.set_defaults(func=_publish)
+    readme = sub.add_parser(
+        "readme", help="compare (or --update) README's generated claims sections"
+    )
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")
     readme.add_argument("--update", action="store_true", help="rewrite the section in place")

@@ -14,7 +14,6 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -23,10 +22,12 @@ from docutils.core import publish_parts
 from galu.claims import (
     expected_text,
     measured_text,
+    reductions_lines,
     rst_escape,
     summary_line,
     verdict_counts,
 )
+from galu.scales import OutputRoot, output_root
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
@@ -114,6 +115,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
         " (see README, What reproduces).",
         "",
     ]
+    lines += reductions_lines(scale, provenance.get("reductions", ()))
     if substitutes:
         lines += [
             f"**{substitutes} claim(s) are measured on substitute data**: a non-official copy"
@@ -166,9 +168,12 @@ def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/report.zip") -> str:
-    """The lines printed when a run ends: verdict counts, failed claims, report and table."""
-    root = Path(root)
+def run_summary(
+    root: str | os.PathLike[str] | OutputRoot = ".", report: str = "results/report.zip"
+) -> str:
+    """The lines printed when a run ends: verdict counts, failed claims, report and table.
+    ``root``: the run's outputs (a folder is a quick run's checkout; see galu.scales)."""
+    root = output_root(root)
     claims = root / "results/claims.csv"
     lines = ["galu: the run finished."]
     if not claims.is_file():
@@ -180,15 +185,19 @@ def run_summary(root: str | os.PathLike[str] = ".", report: str = "results/repor
         table = pd.read_csv(claims)
         summary = summary_line(table)
     except (ValueError, KeyError) as error:  # an empty or foreign table: say so, never crash
-        lines.append(f"  results/claims.csv could not be read ({error}); `galu audit` checks it.")
+        lines.append(
+            f"  {root.relative('results/claims.csv')} could not be read ({error}); `galu audit`"
+            " checks it."
+        )
         return "\n".join(lines)
     scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
     made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
-    lines.append(f"  Claims at the {scale} scale (results/claims.md, written {made}): {summary}.")
+    md = root.relative("results/claims.md")
+    lines.append(f"  Claims at the {scale} scale ({md}, written {made}): {summary}.")
     failed = table[table["verdict"] == "fail"]
     for row in failed.itertuples():
         lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")
-    path = root / report
+    path, report = root / report, root.relative(report)
     if path.is_file():
         lines.append(f"  Report: {report} (unzip it, open report.html).")
     else:

@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from galu.audit import Finding, check_output, code_scanner, raw_archive_problem, read_sidecar
+from galu.audit import (
+    Finding,
+    check_output,
+    code_scanner,
+    input_location,
+    raw_archive_problem,
+    read_sidecar,
+)
 from galu.closure import CodeScanner
 from galu.provenance import sha256_file
 
@@ -105,6 +112,9 @@ def explain(
     if rel in seen:
         return node
     seen.add(rel)
-    node.inputs = [explain(item["path"], root, seen, scanner) for item in record.get("inputs", [])]
+    # A published copy's chain runs through the published copies of its inputs (and stops
+    # at inputs that were not published: galu.audit.input_location).
+    located = (input_location(root, rel, item["path"]) for item in record.get("inputs", []))
+    node.inputs = [explain(where, root, seen, scanner) for where in located if where]
     node.inputs.extend(_raw_nodes(root, record))
     return node

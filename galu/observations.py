@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from galu.rst import rst_escape
+from galu.scales import OutputRoot, output_root
 
 # Relative change below which a quantity "stays at about" its first value.
 FLAT = 0.05
@@ -419,16 +420,17 @@ def observation_sources(figures: Sequence[str]) -> list[str]:
     return sorted({s for f in figures if f in OBSERVATIONS for s in OBSERVATIONS[f][0]})
 
 
-def observations(figure: str, root: str | Path = ".") -> list[str]:
-    """The sentences describing ``figure``'s data; none for a figure without an entry."""
+def observations(figure: str, root: str | Path | OutputRoot = ".") -> list[str]:
+    """The sentences describing ``figure``'s data (contract paths; ``root``: the run's
+    outputs, see galu.scales); none for a figure without an entry."""
     if figure not in OBSERVATIONS:
         return []
     sources, describe = OBSERVATIONS[figure]
-    tables = {s: pd.read_csv(Path(root) / s) for s in sources}
+    tables = {s: pd.read_csv(output_root(root) / s) for s in sources}
     return describe(tables)
 
 
-def observations_rst(figure: str, root: str | Path = ".") -> str:
+def observations_rst(figure: str, root: str | Path | OutputRoot = ".") -> str:
     """The caption paragraph "What the data show" (literal text inside Jinja ``raw`` tags,
     like the verdicts), or an empty string."""
     lines = observations(figure, root)

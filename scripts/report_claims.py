@@ -6,14 +6,27 @@ import json
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
-from galu.claims import caption_verdicts, evaluate, markdown_table, parse_claims
+from galu.claims import (
+    caption_reductions,
+    caption_verdicts,
+    evaluate,
+    markdown_table,
+    parse_claims,
+    reduced_claims,
+)
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst
 from galu.provenance import Run, git_state, versions
+from galu.scales import OutputRoot, judged_as
 
-claims = parse_claims(load_yaml(snakemake.input.claims), snakemake.params.scale)
-table = evaluate(claims, ".", snakemake.params.scale)
+# This scale's outputs: the claims and figures name contract paths (galu/scales.py).
+scale = snakemake.params.scale
+root = OutputRoot(scale=scale)
+claims = parse_claims(load_yaml(snakemake.input.claims), judged_as(scale))
+reductions = snakemake.params.reductions
+reduced = reduced_claims(reductions, [c.claim_id for c in claims])
+table = evaluate(claims, root, scale, reduced)
 substitute = sorted(set(table.loc[table["data_substitute"], "source"]))
 run = Run.from_snakemake(snakemake, extra={"data_substitute": bool(substitute)})
 run.write_csv(table, snakemake.output.csv)
@@ -29,7 +42,8 @@ figures = snakemake.params.figures
 provenance = {
     "git": git_state(),
     "versions": versions(),
-    "scale": snakemake.params.scale,
+    "scale": scale,
+    "reductions": reductions,
     "data": (
         "substitute data behind " + ", ".join(substitute)
         if substitute
@@ -43,5 +57,7 @@ write_text(snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
     # The verdict first, so a reader sees it without scrolling past the parameters; then the
     # template, then what the data show (computed from the figure's CSVs).
-    text = caption_verdicts(table, figure) + "\n" + Path(template).read_text()
-    write_text(caption, text + observations_rst(figure))
+    # What this scale reduces from the paper's settings comes right after the verdicts.
+    text = caption_verdicts(table, figure) + caption_reductions(scale, reductions)
+    text += "\n" + Path(template).read_text()
+    write_text(caption, text + observations_rst(figure, root))

@@ -1,18 +1,36 @@
-"""Fail when README.md's "What reproduces" section differs from results/claims.md beyond the
-precision shown (numbers may differ by one unit of their last digit: see galu.precision)."""
+"""Fail when one of README.md's generated sections is stale: "What reproduces" differs from
+results/claims.md, or "What reproduces at the paper level" from published/ (galu/publish.py),
+beyond the precision shown (numbers may differ by one unit of their last digit: see
+galu.precision)."""
 
 import sys
 from pathlib import Path
 
-from galu.claims import describe_differences, readme_differences
+from galu.claims import QUICK_MARKERS, describe_differences, readme_differences
 from galu.provenance import log_to_file
+from galu.publish import PAPER_MARKERS, paper_section
+from galu.scales import QUICK
 
 log_to_file(snakemake.log[0])
 readme = Path(snakemake.input.readme).read_text()
-differences = readme_differences(readme, Path(snakemake.input.md).read_text())
-if differences:
-    sys.exit(
-        f"README.md's 'What reproduces' section differs from results/claims.md in"
-        f" {len(differences)} line(s):\n{describe_differences(differences)}\n"
-        "Update it with:  galu readme --update"
+sections = {
+    "'What reproduces at the paper level' differs from published/": (
+        paper_section("."),
+        PAPER_MARKERS,
+    ),
+}
+if snakemake.params.scale == QUICK:  # the first section is the quick run's verdict
+    sections["'What reproduces' section differs from results/claims.md"] = (
+        Path(snakemake.input.md).read_text(),
+        QUICK_MARKERS,
     )
+stale = []
+for what, (section, markers) in sections.items():
+    differences = readme_differences(readme, section, markers)
+    if differences:
+        stale.append(
+            f"README.md's {what} in {len(differences)} line(s):\n"
+            f"{describe_differences(differences)}"
+        )
+if stale:
+    sys.exit("\n".join(stale) + "\nUpdate it with:  galu readme --update")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,7 +98,11 @@ BAD = [
     ("seed", "zero", "seed: 'zero' is not allowed; expected integer"),
     ("seed", 1.5, "seed: 1.5 is not allowed; expected integer"),
     ("device", "gpu", "device: 'gpu' is not allowed; expected one of auto, cpu, cuda"),
-    ("scale", "huge", "scale: 'huge' is not allowed; expected one of quick, paper, test"),
+    (
+        "scale",
+        "huge",
+        "scale: 'huge' is not allowed; expected one of quick, paper, paper-cpu, test",
+    ),
     (
         "normalization.coefficients.activations",
         ["relu", "swish"],
@@ -188,3 +193,44 @@ def test_workflow_refuses_bad_config_before_any_job(override, message):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def _leaf_keys(config: dict[str, Any], path: str = "") -> Iterator[str]:
+    for key, value in config.items():
+        here = f"{path}.{key}".lstrip(".")
+        if isinstance(value, dict):
+            yield from _leaf_keys(value, here)
+        else:
+            yield here
+
+
+# What config/paper-cpu.yaml may change in config/paper.yaml: the scale, the device, the
+# reductions list, and only what a 2-core machine cannot afford (issue 15, section 3).
+PAPER_CPU_MAY_CHANGE = re.compile(
+    r"scale|device|reductions"
+    r"|(memorization|generalization|scm\.simulation)\.gpu|normalization\.trainability\.gpus"
+    r"|memorization\.ensemble_overhead"
+    r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.probe_seeds"
+    r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
+    r"|scm\.simulation\.(N|seeds|n_test)|scm\.\w+\.sim_alpha_max"
+    r"|normalization\.trainability\.\w+"
+)
+
+
+def test_paper_cpu_keeps_the_papers_per_network_settings():
+    overlay = load_yaml(REPO / "config/paper-cpu.yaml")
+    config = merged(merged(QUICK, PAPER), overlay)
+    validate(config, SCHEMA)
+    assert config["scale"] == "paper-cpu" and config["device"] == "cpu"
+    changed = [k for k in _leaf_keys(overlay) if not PAPER_CPU_MAY_CHANGE.fullmatch(k)]
+    assert changed == [], f"paper-cpu.yaml changes per-network settings: {changed}"
+    # Hence every setting that makes one network is the paper's: steps, rates, batch, data.
+    assert config["memorization"]["underparam"]["steps"] == 100_000
+    assert config["generalization"]["images"]["steps"] == 100_000
+    assert config["generalization"]["images"]["train_subset"] == 0  # all 60,000 images
+    # Nothing runs on a GPU; every reduction names claims that exist.
+    assert not any(config[s]["gpu"] for s in ("memorization", "generalization"))
+    assert not config["scm"]["simulation"]["gpu"]
+    ids = {c["id"] for c in load_yaml(REPO / "workflow/claims.yaml")}
+    named = [c for r in overlay["reductions"] for c in r["claims"]]
+    assert named and set(named) <= ids

@@ -8,6 +8,7 @@ import pytest
 
 from galu.claims import README_END, README_START, readme_differences
 from galu.precision import differing_lines, display_step, format_measured, lines_agree
+from galu.publish import NO_PUBLICATION, PAPER_MARKERS
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,9 @@ def test_differing_lines_pairs_by_words_so_an_insertion_is_one_difference():
 
 
 def readme(section):
-    return f"# T\n\n{README_START}\n{section}{README_END}\nrest\n"
+    """A README with both generated sections; no paper-level run published (galu.publish)."""
+    paper = f"{PAPER_MARKERS[0]}\n{NO_PUBLICATION}{PAPER_MARKERS[1]}\n"
+    return f"# T\n\n{README_START}\n{section}{README_END}\n{paper}rest\n"
 
 
 def test_readme_check_names_the_rows_that_differ(tmp_path):

@@ -141,3 +141,31 @@ def test_simulation_with_a_constant_schedule_equals_the_constant_eta() -> None:
     assert not np.allclose(late.R[:, 2], fixed.R[:, 2])
     with pytest.raises(ValueError, match="schedule"):
         simulate(1, 1, "relu", lambda a: -1.0, R0, Q0, 50, grid, [0], n_test=20)
+
+
+def test_the_schedules_figure_draws_the_papers_seven_constant_rates_in_distinct_colours():
+    """config/paper.yaml has 7 constant etas plus 2 schedules: more curves than the style's
+    8 colours (a paper-only path that crashed before issue 15's paper-cpu slice)."""
+    import matplotlib.colors as mcolors
+    import pandas as pd
+
+    from galu.scm.figures import curve_colours, schedules_figure
+
+    etas = [0.25, 0.5, 0.625, 0.75, 0.875, 1.0, 1.25]
+    curves = [("constant", e) for e in etas] + [
+        ("greedy", float("nan")),
+        ("greedy_floor", float("nan")),
+    ]
+    rows = [
+        {"setting": "relu_k2m2", "schedule": s, "constant_eta": e, "source": "ode",
+         "alpha": a, "eps_g": 0.1 / a, "eta": 0.5}
+        for s, e in curves for a in (1.0, 10.0)
+    ]  # fmt: skip
+    summary = pd.DataFrame(
+        [{"setting": "relu_k2m2", "best_constant_eta": 0.875, "eps_target": 1e-3, "eps_exit": 0.02}]
+    )
+    fig = schedules_figure(pd.DataFrame(rows), summary)
+    drawn = [mcolors.to_hex(line.get_color()) for line in fig.axes[0].get_lines()[: len(curves)]]
+    assert len(set(drawn)) == len(curves) == 9
+    assert len({mcolors.to_hex(c) for c in curve_colours(12)}) == 12
+    assert curve_colours(3) == curve_colours(8)[:3]  # few curves keep the style's colours

@@ -141,6 +141,16 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     legend_outside(ax)
 
 
+def curve_colours(count: int) -> list[Any]:
+    """``count`` distinct colours: the style's cycle, or evenly spaced viridis colours when
+    there are more curves than it has colours (the paper's seven constant learning rates
+    and two schedules are nine)."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if count <= len(cycle):
+        return cycle[:count]
+    return [plt.cm.viridis(x) for x in np.linspace(0.0, 0.9, count)]
+
+
 def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
     """Per setting: eps_g against alpha under each schedule (ODE lines, simulation markers)
     and the learning rate eta(alpha) each schedule uses (:mod:`galu.scm.schedules`)."""
@@ -149,11 +159,11 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
     fig, axes = plt.subplots(
         len(settings), 2, figsize=(12, 4.2 * len(settings)), squeeze=False, layout="constrained"
     )
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for (ax_eps, ax_eta), name in zip(axes, settings, strict=True):
         best = float(summary.loc[summary["setting"] == name, "best_constant_eta"].iloc[0])
         mine = runs[runs["setting"] == name]
         curves = mine[["schedule", "constant_eta"]].drop_duplicates()
+        colors = curve_colours(len(curves))
         for k, (schedule, eta) in enumerate(curves.itertuples(index=False)):
             label = f"constant $\\eta$={eta:g}" if schedule == "constant" else schedule
             if schedule == "constant" and eta == best:
@@ -165,10 +175,10 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
                 part = mine[same & (mine["source"] == source) & (mine["alpha"] > 0)]
                 part = part[np.isfinite(part["eps_g"])]
                 if len(part):
-                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k % 10],
+                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k],
                                 markersize=3, label=label if source == "ode" else None)  # fmt: skip
                     if source == "ode":
-                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k % 10],
+                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k],
                                     label=label)  # fmt: skip
         eps = summary[summary["setting"] == name]
         ax_eps.axhline(eps["eps_target"].iloc[0], color="0.4", lw=0.8, ls=":")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import yaml
 
-from galu.claims import caption_path
+from galu.claims import caption_path, reduced_claims
 from galu.closure import CodeScanner
 from galu.config import ConfigError, load_yaml, validate_files
 from galu.integrity import announce, check_consistency, preflight
@@ -14,6 +14,7 @@ from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
 from galu.report_build import publish as publish_report
+from galu.scales import scaled, unscaled
 from galu.sitekeys import site_device
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
@@ -52,12 +53,28 @@ if workflow.is_main_process:
 config["device"] = site_device(config["device"], local=workflow.local_exec)
 
 SCALE = config["scale"]
+
+
+def out(path):
+    """The path of contract ``path`` (DESIGN.md: ``results/...``, ``figures/...``,
+    ``logs/...``) in this scale's output root: unchanged at the quick scale, else one folder
+    down under the scale's name (``results/paper-cpu/...``), so runs of different scales never
+    share an output (galu/scales.py). Every rule file names its paths through it."""
+    return scaled(path, SCALE)
+
+
 # The configuration of this run, handed to the report built on success (report.smk).
 REPORT_CONFIG = Path(".snakemake/galu/report_config.yaml")
 ENV = "../../environment.yml"
 
 
 CLAIMS = load_yaml(workflow.source_path("../claims.yaml"))
+# A reduction must name claims that exist (they become not_run at this scale): say so now.
+try:
+    reduced_claims(config["reductions"], [c["id"] for c in CLAIMS])
+except ValueError as error:
+    print(f"galu: {error}", file=sys.stderr)
+    sys.exit(2)
 
 
 def claim_sources(wildcards):
@@ -68,7 +85,7 @@ def claim_sources(wildcards):
     sources |= {
         v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
     }
-    return sorted(s for s in sources if s in ALL_TARGETS)
+    return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
 
 
 def meta(path):
@@ -76,7 +93,8 @@ def meta(path):
     return str(sidecar_path(path))
 
 
-# Figures in the report: figure path -> its caption template under workflow/report/. For each
+# Figures in the report: figure's contract path (unscaled, as workflow/claims.yaml and
+# galu/observations.py name it) -> its caption template under workflow/report/. For each
 # figure, `claims` in report.smk writes the full caption to results/captions/ (the template
 # followed by the verdicts of the claims the figure shows).
 FIGURE_TEMPLATES = {}
@@ -85,9 +103,10 @@ FIGURE_TEMPLATES = {}
 def report_figure(figure, template, **report_args):
     """``report(figure, ...)`` with its caption: the one with verdicts once `claims` has
     written it (the report is built after a full run), else the bare template
-    ``workflow/report/<template>``. ``report_args``: category, subcategory, ..."""
-    FIGURE_TEMPLATES[figure] = f"workflow/report/{template}"
-    generated = Path(caption_path(figure))
+    ``workflow/report/<template>``. ``figure`` is this scale's path (``out(...)``).
+    ``report_args``: category, subcategory, ..."""
+    FIGURE_TEMPLATES[unscaled(figure, SCALE)] = f"workflow/report/{template}"
+    generated = Path(out(caption_path(unscaled(figure, SCALE))))
     caption = (
         str(generated.resolve()) if generated.is_file() else f"../report/{template}"
     )

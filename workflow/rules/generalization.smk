@@ -6,8 +6,8 @@
 # read the per-dataset tables; the aggregate accuracy.csv is what the claims read.
 
 GEN = config["generalization"]
-GEN_RUN = "results/generalization/runs/{name}.csv"
-GEN_FIGURE = "figures/generalization/{name}.png"
+GEN_RUN = out("results/generalization/runs/{name}.csv")
+GEN_FIGURE = out("figures/generalization/{name}.png")
 # Each section's parameters: runtime_min sizes the scheduler request only and is left out, so
 # changing it never reruns a job.
 GEN_PARAMS = {
@@ -51,9 +51,9 @@ rule generalization_images:
         grid=GEN_RUN.format(name="{gen_image}_grid"),
         grid_meta=meta(GEN_RUN.format(name="{gen_image}_grid")),
     log:
-        "logs/generalization/{gen_image}.log",
+        out("logs/generalization/{gen_image}.log"),
     benchmark:
-        "logs/benchmarks/generalization/{gen_image}.tsv"
+        out("logs/benchmarks/generalization/{gen_image}.tsv")
     conda:
         ENV
     # Small matrices: per-operation overhead dominates and extra threads only contend.
@@ -77,9 +77,9 @@ rule generalization_synthetic:
         csv=GEN_RUN.format(name="{gen_task}"),
         meta=meta(GEN_RUN.format(name="{gen_task}")),
     log:
-        "logs/generalization/{gen_task}.log",
+        out("logs/generalization/{gen_task}.log"),
     benchmark:
-        "logs/benchmarks/generalization/{gen_task}.tsv"
+        out("logs/benchmarks/generalization/{gen_task}.tsv")
     conda:
         ENV
     threads: 1
@@ -99,12 +99,12 @@ rule generalization_accuracy:
     input:
         expand(GEN_RUN, name=GEN["datasets"]),
     output:
-        csv="results/generalization/accuracy.csv",
-        meta=meta("results/generalization/accuracy.csv"),
+        csv=out("results/generalization/accuracy.csv"),
+        meta=meta(out("results/generalization/accuracy.csv")),
     log:
-        "logs/generalization/accuracy.log",
+        out("logs/generalization/accuracy.log"),
     benchmark:
-        "logs/benchmarks/generalization/accuracy.tsv"
+        out("logs/benchmarks/generalization/accuracy.tsv")
     conda:
         ENV
     threads: 1
@@ -140,13 +140,13 @@ for gen_name in GEN["datasets"]:
                 category="GaLU generalization",
                 subcategory=gen_subcategory,
             ),
-            pdf=f"figures/generalization/{gen_name}.pdf",
+            pdf=out(f"figures/generalization/{gen_name}.pdf"),
             png_meta=meta(GEN_FIGURE.format(name=gen_name)),
-            pdf_meta=meta(f"figures/generalization/{gen_name}.pdf"),
+            pdf_meta=meta(out(f"figures/generalization/{gen_name}.pdf")),
         log:
-            f"logs/generalization/plot_{gen_name}.log",
+            out(f"logs/generalization/plot_{gen_name}.log"),
         benchmark:
-            f"logs/benchmarks/generalization/plot_{gen_name}.tsv"
+            out(f"logs/benchmarks/generalization/plot_{gen_name}.tsv")
         group:
             "plots"
         conda:
@@ -166,7 +166,7 @@ for gen_name in GEN["datasets"]:
 
 ALL_TARGETS.extend(
     [
-        "results/generalization/accuracy.csv",
+        out("results/generalization/accuracy.csv"),
         *expand(GEN_FIGURE, name=GEN["datasets"]),
     ]
 )

@@ -5,7 +5,7 @@
 # searches land in runs/ and are stacked into min_width.csv. Plot rules only read tables.
 
 MEM = config["memorization"]
-MEM_RUN = "results/memorization/runs/min_width_{criterion}.csv"
+MEM_RUN = out("results/memorization/runs/min_width_{criterion}.csv")
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
 # changing it never reruns a job.
 MEM_PARAMS = {
@@ -68,12 +68,12 @@ wildcard_constraints:
 
 rule memorization_underparam:
     output:
-        csv="results/memorization/underparam.csv",
-        meta=meta("results/memorization/underparam.csv"),
+        csv=out("results/memorization/underparam.csv"),
+        meta=meta(out("results/memorization/underparam.csv")),
     log:
-        "logs/memorization/underparam.log",
+        out("logs/memorization/underparam.log"),
     benchmark:
-        "logs/benchmarks/memorization/underparam.tsv"
+        out("logs/benchmarks/memorization/underparam.tsv")
     conda:
         ENV
     # Small matrices: per-operation overhead dominates and extra threads only contend.
@@ -94,9 +94,9 @@ rule memorization_search:
         csv=MEM_RUN,
         meta=meta(MEM_RUN),
     log:
-        "logs/memorization/min_width_{criterion}.log",
+        out("logs/memorization/min_width_{criterion}.log"),
     benchmark:
-        "logs/benchmarks/memorization/min_width_{criterion}.tsv"
+        out("logs/benchmarks/memorization/min_width_{criterion}.tsv")
     conda:
         ENV
     threads: 1
@@ -115,12 +115,12 @@ rule memorization_min_width:
     input:
         expand(MEM_RUN, criterion=["mse", "zero_error"]),
     output:
-        csv="results/memorization/min_width.csv",
-        meta=meta("results/memorization/min_width.csv"),
+        csv=out("results/memorization/min_width.csv"),
+        meta=meta(out("results/memorization/min_width.csv")),
     log:
-        "logs/memorization/min_width.log",
+        out("logs/memorization/min_width.log"),
     benchmark:
-        "logs/benchmarks/memorization/min_width.tsv"
+        out("logs/benchmarks/memorization/min_width.tsv")
     conda:
         ENV
     threads: 1
@@ -133,7 +133,7 @@ rule memorization_min_width:
 
 # One plot rule per figure: name -> (input table, caption). Each reads only its own table.
 MEM_PLOTS = {
-    "underparam": "results/memorization/underparam.csv",
+    "underparam": out("results/memorization/underparam.csv"),
     "min_width": MEM_RUN.format(criterion="mse"),
     "zero_error": MEM_RUN.format(criterion="zero_error"),
 }
@@ -147,18 +147,18 @@ for mem_name, mem_table in MEM_PLOTS.items():
             csv=mem_table,
         output:
             png=report_figure(
-                f"figures/memorization/{mem_name}.png",
+                out(f"figures/memorization/{mem_name}.png"),
                 f"memorization_{mem_name}.rst",
                 category="GaLU memorization",
                 subcategory=mem_name.replace("_", " "),
             ),
-            pdf=f"figures/memorization/{mem_name}.pdf",
-            png_meta=meta(f"figures/memorization/{mem_name}.png"),
-            pdf_meta=meta(f"figures/memorization/{mem_name}.pdf"),
+            pdf=out(f"figures/memorization/{mem_name}.pdf"),
+            png_meta=meta(out(f"figures/memorization/{mem_name}.png")),
+            pdf_meta=meta(out(f"figures/memorization/{mem_name}.pdf")),
         log:
-            f"logs/memorization/plot_{mem_name}.log",
+            out(f"logs/memorization/plot_{mem_name}.log"),
         benchmark:
-            f"logs/benchmarks/memorization/plot_{mem_name}.tsv"
+            out(f"logs/benchmarks/memorization/plot_{mem_name}.tsv")
         group:
             "plots"
         conda:
@@ -176,8 +176,8 @@ for mem_name, mem_table in MEM_PLOTS.items():
 
 ALL_TARGETS.extend(
     [
-        "results/memorization/underparam.csv",
-        "results/memorization/min_width.csv",
-        *(f"figures/memorization/{name}.png" for name in MEM_PLOTS),
+        out("results/memorization/underparam.csv"),
+        out("results/memorization/min_width.csv"),
+        *(out(f"figures/memorization/{name}.png") for name in MEM_PLOTS),
     ]
 )

@@ -4,14 +4,14 @@
 
 rule normalization_coefficients:
     output:
-        csv="results/normalization/coefficients.csv",
-        meta=meta("results/normalization/coefficients.csv"),
-        summary="results/normalization/coefficients_summary.json",
-        summary_meta=meta("results/normalization/coefficients_summary.json"),
+        csv=out("results/normalization/coefficients.csv"),
+        meta=meta(out("results/normalization/coefficients.csv")),
+        summary=out("results/normalization/coefficients_summary.json"),
+        summary_meta=meta(out("results/normalization/coefficients_summary.json")),
     log:
-        "logs/normalization/coefficients.log",
+        out("logs/normalization/coefficients.log"),
     benchmark:
-        "logs/benchmarks/normalization/coefficients.tsv"
+        out("logs/benchmarks/normalization/coefficients.tsv")
     conda:
         ENV
     threads: 1
@@ -27,21 +27,21 @@ rule normalization_coefficients:
 
 rule normalization_plot_coefficients:
     input:
-        csv="results/normalization/coefficients.csv",
+        csv=out("results/normalization/coefficients.csv"),
     output:
         png=report_figure(
-            "figures/normalization/activations.png",
+            out("figures/normalization/activations.png"),
             "coefficients.rst",
             category="Static normalization",
             subcategory="Coefficients",
         ),
-        pdf="figures/normalization/activations.pdf",
-        png_meta=meta("figures/normalization/activations.png"),
-        pdf_meta=meta("figures/normalization/activations.pdf"),
+        pdf=out("figures/normalization/activations.pdf"),
+        png_meta=meta(out("figures/normalization/activations.png")),
+        pdf_meta=meta(out("figures/normalization/activations.pdf")),
     log:
-        "logs/normalization/plot_coefficients.log",
+        out("logs/normalization/plot_coefficients.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_coefficients.tsv"
+        out("logs/benchmarks/normalization/plot_coefficients.tsv")
     group:
         "plots"
     conda:
@@ -59,7 +59,7 @@ rule normalization_plot_coefficients:
 
 ALL_TARGETS.extend(
     [
-        "results/normalization/coefficients.csv",
-        "figures/normalization/activations.png",
+        out("results/normalization/coefficients.csv"),
+        out("figures/normalization/activations.png"),
     ]
 )

@@ -9,7 +9,7 @@ NORM_SPECTRA = config["normalization"]["spectra"]
 NORM_CORR = config["normalization"]["correlations"]
 NORM_CIFAR = "data/processed/cifar10.npz"
 # One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
-NORM_RUN = "results/normalization/runs/{norm_activation}_depth{norm_depth}"
+NORM_RUN = out("results/normalization/runs/{norm_activation}_depth{norm_depth}")
 NORM_SEEDS = [config["seed"] + i for i in range(NORM_TRAIN["seeds"])]
 # Spectra are kept only for activations that are also trained.
 NORM_SPECTRA_ACTS = [
@@ -37,14 +37,14 @@ NORM_ISO_MINUTES = 5 + (
 
 rule normalization_isometry:
     output:
-        csv="results/normalization/isometry.csv",
-        meta=meta("results/normalization/isometry.csv"),
-        eigenvalues="results/normalization/isometry_eigenvalues.csv",
-        eigenvalues_meta=meta("results/normalization/isometry_eigenvalues.csv"),
+        csv=out("results/normalization/isometry.csv"),
+        meta=meta(out("results/normalization/isometry.csv")),
+        eigenvalues=out("results/normalization/isometry_eigenvalues.csv"),
+        eigenvalues_meta=meta(out("results/normalization/isometry_eigenvalues.csv")),
     log:
-        "logs/normalization/isometry.log",
+        out("logs/normalization/isometry.log"),
     benchmark:
-        "logs/benchmarks/normalization/isometry.tsv"
+        out("logs/benchmarks/normalization/isometry.tsv")
     conda:
         ENV
     threads: 1
@@ -64,12 +64,12 @@ rule normalization_lr_sweep:
     input:
         npz=NORM_CIFAR,
     output:
-        csv="results/normalization/lr_sweep/{norm_activation}.csv",
-        meta=meta("results/normalization/lr_sweep/{norm_activation}.csv"),
+        csv=out("results/normalization/lr_sweep/{norm_activation}.csv"),
+        meta=meta(out("results/normalization/lr_sweep/{norm_activation}.csv")),
     log:
-        "logs/normalization/lr_sweep_{norm_activation}.log",
+        out("logs/normalization/lr_sweep_{norm_activation}.log"),
     benchmark:
-        "logs/benchmarks/normalization/lr_sweep_{norm_activation}.tsv"
+        out("logs/benchmarks/normalization/lr_sweep_{norm_activation}.tsv")
     conda:
         ENV
     threads: 1
@@ -90,7 +90,7 @@ rule normalization_lr_sweep:
 rule normalization_train:
     input:
         npz=NORM_CIFAR,
-        sweep="results/normalization/lr_sweep/{norm_activation}.csv",
+        sweep=out("results/normalization/lr_sweep/{norm_activation}.csv"),
     output:
         curves=f"{NORM_RUN}_curves.csv",
         curves_meta=meta(f"{NORM_RUN}_curves.csv"),
@@ -99,9 +99,11 @@ rule normalization_train:
         jacobian=f"{NORM_RUN}_jacobian.csv",
         jacobian_meta=meta(f"{NORM_RUN}_jacobian.csv"),
     log:
-        "logs/normalization/train_{norm_activation}_depth{norm_depth}.log",
+        out("logs/normalization/train_{norm_activation}_depth{norm_depth}.log"),
     benchmark:
-        "logs/benchmarks/normalization/train_{norm_activation}_depth{norm_depth}.tsv"
+        out(
+            "logs/benchmarks/normalization/train_{norm_activation}_depth{norm_depth}.tsv"
+        )
     conda:
         ENV
     threads: 1
@@ -131,21 +133,21 @@ rule normalization_trainability:
             norm_depth=NORM_DEPTHS,
         ),
         sweeps=expand(
-            "results/normalization/lr_sweep/{a}.csv", a=NORM_TRAIN["activations"]
+            out("results/normalization/lr_sweep/{a}.csv"), a=NORM_TRAIN["activations"]
         ),
     output:
-        csv="results/normalization/trainability.csv",
-        meta=meta("results/normalization/trainability.csv"),
-        runs="results/normalization/trainability_runs.csv",
-        runs_meta=meta("results/normalization/trainability_runs.csv"),
-        max_depth="results/normalization/max_depth.csv",
-        max_depth_meta=meta("results/normalization/max_depth.csv"),
-        lr_sweep="results/normalization/lr_sweep.csv",
-        lr_sweep_meta=meta("results/normalization/lr_sweep.csv"),
+        csv=out("results/normalization/trainability.csv"),
+        meta=meta(out("results/normalization/trainability.csv")),
+        runs=out("results/normalization/trainability_runs.csv"),
+        runs_meta=meta(out("results/normalization/trainability_runs.csv")),
+        max_depth=out("results/normalization/max_depth.csv"),
+        max_depth_meta=meta(out("results/normalization/max_depth.csv")),
+        lr_sweep=out("results/normalization/lr_sweep.csv"),
+        lr_sweep_meta=meta(out("results/normalization/lr_sweep.csv")),
     log:
-        "logs/normalization/trainability.log",
+        out("logs/normalization/trainability.log"),
     benchmark:
-        "logs/benchmarks/normalization/trainability.tsv"
+        out("logs/benchmarks/normalization/trainability.tsv")
     conda:
         ENV
     threads: 1
@@ -172,14 +174,14 @@ rule normalization_spectra:
             norm_depth=NORM_DEPTHS,
         ),
     output:
-        csv="results/normalization/spectra.csv",
-        meta=meta("results/normalization/spectra.csv"),
-        jacobian="results/normalization/jacobian.csv",
-        jacobian_meta=meta("results/normalization/jacobian.csv"),
+        csv=out("results/normalization/spectra.csv"),
+        meta=meta(out("results/normalization/spectra.csv")),
+        jacobian=out("results/normalization/jacobian.csv"),
+        jacobian_meta=meta(out("results/normalization/jacobian.csv")),
     log:
-        "logs/normalization/spectra.log",
+        out("logs/normalization/spectra.log"),
     benchmark:
-        "logs/benchmarks/normalization/spectra.tsv"
+        out("logs/benchmarks/normalization/spectra.tsv")
     conda:
         ENV
     threads: 1
@@ -194,22 +196,22 @@ rule normalization_spectra:
 
 rule normalization_plot_isometry:
     input:
-        csv="results/normalization/isometry.csv",
-        eigenvalues="results/normalization/isometry_eigenvalues.csv",
+        csv=out("results/normalization/isometry.csv"),
+        eigenvalues=out("results/normalization/isometry_eigenvalues.csv"),
     output:
         png=report_figure(
-            "figures/normalization/isometry.png",
+            out("figures/normalization/isometry.png"),
             "normalization_isometry.rst",
             category="Static normalization",
             subcategory="Static isometry",
         ),
-        pdf="figures/normalization/isometry.pdf",
-        png_meta=meta("figures/normalization/isometry.png"),
-        pdf_meta=meta("figures/normalization/isometry.pdf"),
+        pdf=out("figures/normalization/isometry.pdf"),
+        png_meta=meta(out("figures/normalization/isometry.png")),
+        pdf_meta=meta(out("figures/normalization/isometry.pdf")),
     log:
-        "logs/normalization/plot_isometry.log",
+        out("logs/normalization/plot_isometry.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_isometry.tsv"
+        out("logs/benchmarks/normalization/plot_isometry.tsv")
     group:
         "plots"
     conda:
@@ -227,21 +229,21 @@ rule normalization_plot_isometry:
 
 rule normalization_plot_training:
     input:
-        csv="results/normalization/trainability.csv",
+        csv=out("results/normalization/trainability.csv"),
     output:
         png=report_figure(
-            "figures/normalization/training_curves.png",
+            out("figures/normalization/training_curves.png"),
             "normalization_training.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),
-        pdf="figures/normalization/training_curves.pdf",
-        png_meta=meta("figures/normalization/training_curves.png"),
-        pdf_meta=meta("figures/normalization/training_curves.pdf"),
+        pdf=out("figures/normalization/training_curves.pdf"),
+        png_meta=meta(out("figures/normalization/training_curves.png")),
+        pdf_meta=meta(out("figures/normalization/training_curves.pdf")),
     log:
-        "logs/normalization/plot_training.log",
+        out("logs/normalization/plot_training.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_training.tsv"
+        out("logs/benchmarks/normalization/plot_training.tsv")
     group:
         "plots"
     conda:
@@ -258,22 +260,22 @@ rule normalization_plot_training:
 
 rule normalization_plot_max_depth:
     input:
-        max_depth="results/normalization/max_depth.csv",
-        runs="results/normalization/trainability_runs.csv",
+        max_depth=out("results/normalization/max_depth.csv"),
+        runs=out("results/normalization/trainability_runs.csv"),
     output:
         png=report_figure(
-            "figures/normalization/max_depth.png",
+            out("figures/normalization/max_depth.png"),
             "normalization_max_depth.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),
-        pdf="figures/normalization/max_depth.pdf",
-        png_meta=meta("figures/normalization/max_depth.png"),
-        pdf_meta=meta("figures/normalization/max_depth.pdf"),
+        pdf=out("figures/normalization/max_depth.pdf"),
+        png_meta=meta(out("figures/normalization/max_depth.png")),
+        pdf_meta=meta(out("figures/normalization/max_depth.pdf")),
     log:
-        "logs/normalization/plot_max_depth.log",
+        out("logs/normalization/plot_max_depth.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_max_depth.tsv"
+        out("logs/benchmarks/normalization/plot_max_depth.tsv")
     group:
         "plots"
     conda:
@@ -291,21 +293,21 @@ rule normalization_plot_max_depth:
 
 rule normalization_plot_layer_spectra:
     input:
-        csv="results/normalization/spectra.csv",
+        csv=out("results/normalization/spectra.csv"),
     output:
         png=report_figure(
-            "figures/normalization/layer_spectra.png",
+            out("figures/normalization/layer_spectra.png"),
             "normalization_layer_spectra.rst",
             category="Static normalization",
             subcategory="Spectra",
         ),
-        pdf="figures/normalization/layer_spectra.pdf",
-        png_meta=meta("figures/normalization/layer_spectra.png"),
-        pdf_meta=meta("figures/normalization/layer_spectra.pdf"),
+        pdf=out("figures/normalization/layer_spectra.pdf"),
+        png_meta=meta(out("figures/normalization/layer_spectra.png")),
+        pdf_meta=meta(out("figures/normalization/layer_spectra.pdf")),
     log:
-        "logs/normalization/plot_layer_spectra.log",
+        out("logs/normalization/plot_layer_spectra.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_layer_spectra.tsv"
+        out("logs/benchmarks/normalization/plot_layer_spectra.tsv")
     group:
         "plots"
     conda:
@@ -322,21 +324,21 @@ rule normalization_plot_layer_spectra:
 
 rule normalization_plot_jacobian:
     input:
-        csv="results/normalization/jacobian.csv",
+        csv=out("results/normalization/jacobian.csv"),
     output:
         png=report_figure(
-            "figures/normalization/jacobian_spectra.png",
+            out("figures/normalization/jacobian_spectra.png"),
             "normalization_jacobian.rst",
             category="Static normalization",
             subcategory="Spectra",
         ),
-        pdf="figures/normalization/jacobian_spectra.pdf",
-        png_meta=meta("figures/normalization/jacobian_spectra.png"),
-        pdf_meta=meta("figures/normalization/jacobian_spectra.pdf"),
+        pdf=out("figures/normalization/jacobian_spectra.pdf"),
+        png_meta=meta(out("figures/normalization/jacobian_spectra.png")),
+        pdf_meta=meta(out("figures/normalization/jacobian_spectra.pdf")),
     log:
-        "logs/normalization/plot_jacobian.log",
+        out("logs/normalization/plot_jacobian.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_jacobian.tsv"
+        out("logs/benchmarks/normalization/plot_jacobian.tsv")
     group:
         "plots"
     conda:
@@ -357,12 +359,12 @@ rule normalization_correlations:
     input:
         npz=NORM_CIFAR,
     output:
-        csv="results/normalization/correlations.csv",
-        meta=meta("results/normalization/correlations.csv"),
+        csv=out("results/normalization/correlations.csv"),
+        meta=meta(out("results/normalization/correlations.csv")),
     log:
-        "logs/normalization/correlations.log",
+        out("logs/normalization/correlations.log"),
     benchmark:
-        "logs/benchmarks/normalization/correlations.tsv"
+        out("logs/benchmarks/normalization/correlations.tsv")
     conda:
         ENV
     threads: 1
@@ -380,21 +382,21 @@ rule normalization_correlations:
 
 rule normalization_plot_correlations:
     input:
-        csv="results/normalization/correlations.csv",
+        csv=out("results/normalization/correlations.csv"),
     output:
         png=report_figure(
-            "figures/normalization/correlations.png",
+            out("figures/normalization/correlations.png"),
             "normalization_correlations.rst",
             category="Static normalization",
             subcategory="Trainability",
         ),
-        pdf="figures/normalization/correlations.pdf",
-        png_meta=meta("figures/normalization/correlations.png"),
-        pdf_meta=meta("figures/normalization/correlations.pdf"),
+        pdf=out("figures/normalization/correlations.pdf"),
+        png_meta=meta(out("figures/normalization/correlations.png")),
+        pdf_meta=meta(out("figures/normalization/correlations.pdf")),
     log:
-        "logs/normalization/plot_correlations.log",
+        out("logs/normalization/plot_correlations.log"),
     benchmark:
-        "logs/benchmarks/normalization/plot_correlations.tsv"
+        out("logs/benchmarks/normalization/plot_correlations.tsv")
     group:
         "plots"
     conda:
@@ -411,17 +413,17 @@ rule normalization_plot_correlations:
 
 ALL_TARGETS.extend(
     [
-        "results/normalization/correlations.csv",
-        "figures/normalization/correlations.png",
-        "results/normalization/isometry.csv",
-        "results/normalization/trainability.csv",
-        "results/normalization/max_depth.csv",
-        "results/normalization/spectra.csv",
-        "results/normalization/jacobian.csv",
-        "figures/normalization/isometry.png",
-        "figures/normalization/training_curves.png",
-        "figures/normalization/max_depth.png",
-        "figures/normalization/layer_spectra.png",
-        "figures/normalization/jacobian_spectra.png",
+        out("results/normalization/correlations.csv"),
+        out("figures/normalization/correlations.png"),
+        out("results/normalization/isometry.csv"),
+        out("results/normalization/trainability.csv"),
+        out("results/normalization/max_depth.csv"),
+        out("results/normalization/spectra.csv"),
+        out("results/normalization/jacobian.csv"),
+        out("figures/normalization/isometry.png"),
+        out("figures/normalization/training_curves.png"),
+        out("figures/normalization/max_depth.png"),
+        out("figures/normalization/layer_spectra.png"),
+        out("figures/normalization/jacobian_spectra.png"),
     ]
 )

@@ -3,12 +3,17 @@
 # ALL_TARGETS already lists every enabled stage's outputs.
 
 
+import glob
+
 from galu.feedback import normalize_zip_modes
 from galu.landing import run_summary
 from galu.observations import observation_sources
+from galu.report_build import REPORT
+from galu.scales import OutputRoot
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
-REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if f in ALL_TARGETS}
+# Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
+REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if out(f) in ALL_TARGETS}
 
 
 rule claims:
@@ -17,30 +22,30 @@ rule claims:
         sources=claim_sources,
         templates=sorted(set(REPORT_FIGURES.values())),
         # the CSVs each caption's "what the data show" sentences are computed from
-        observed=observation_sources(list(REPORT_FIGURES)),
+        observed=[out(s) for s in observation_sources(list(REPORT_FIGURES))],
     output:
-        csv="results/claims.csv",
-        meta=meta("results/claims.csv"),
-        md="results/claims.md",
-        md_meta=meta("results/claims.md"),
+        csv=out("results/claims.csv"),
+        meta=meta(out("results/claims.csv")),
+        md=out("results/claims.md"),
+        md_meta=meta(out("results/claims.md")),
         # The report's landing page (the Snakefile's `report:`), and the same as HTML.
-        landing=LANDING_PAGE,
-        landing_meta=meta(LANDING_PAGE),
+        landing=out(LANDING_PAGE),
+        landing_meta=meta(out(LANDING_PAGE)),
         html=report(
-            "results/claims.html",
+            out("results/claims.html"),
             caption="../report/claims.rst",
             category="Verdict",
         ),
-        html_meta=meta("results/claims.html"),
+        html_meta=meta(out("results/claims.html")),
         # For `dvc metrics show`: the verdict counts and each claim's measured value.
-        summary="results/claims_summary.json",
-        summary_meta=meta("results/claims_summary.json"),
-        captions=[caption_path(f) for f in REPORT_FIGURES],
-        caption_metas=[meta(caption_path(f)) for f in REPORT_FIGURES],
+        summary=out("results/claims_summary.json"),
+        summary_meta=meta(out("results/claims_summary.json")),
+        captions=[out(caption_path(f)) for f in REPORT_FIGURES],
+        caption_metas=[meta(out(caption_path(f))) for f in REPORT_FIGURES],
     log:
-        "logs/report/claims.log",
+        out("logs/report/claims.log"),
     benchmark:
-        "logs/benchmarks/report/claims.tsv"
+        out("logs/benchmarks/report/claims.tsv")
     conda:
         ENV
     threads: 1
@@ -49,6 +54,8 @@ rule claims:
         runtime=5,
     params:
         scale=SCALE,
+        # what this scale reduces from the paper's settings, printed in captions and landing
+        reductions=config["reductions"],
         # figure -> caption template, in the order of output.captions
         figures=REPORT_FIGURES,
     script:
@@ -59,25 +66,33 @@ rule claims:
 # while a user who changes the config is not stopped by the README of the default run.
 rule readme_check:
     input:
-        md="results/claims.md",
+        md=out("results/claims.md"),
         readme="README.md",
+        # the published paper-level runs its second section quotes (galu/publish.py)
+        published=glob.glob("published/*/publication.json"),
     output:
-        touch("logs/report/readme_current.ok"),
+        touch(out("logs/report/readme_current.ok")),
     log:
-        "logs/report/readme_check.log",
+        out("logs/report/readme_check.log"),
     benchmark:
-        "logs/benchmarks/report/readme_check.tsv"
+        out("logs/benchmarks/report/readme_check.tsv")
     conda:
         ENV
     threads: 1
     resources:
         mem_mb=200,
         runtime=2,
+    params:
+        # README's first section is the quick scale's verdict: another scale checks only the
+        # paper-level section (against published/).
+        scale=SCALE,
     script:
         "../../scripts/report_readme_check.py"
 
 
-ALL_TARGETS.extend(["results/claims.csv", "results/claims.md", "results/claims.html"])
+ALL_TARGETS.extend(
+    [out("results/claims.csv"), out("results/claims.md"), out("results/claims.html")]
+)
 
 
 # The report is made by Snakemake itself (`--report`), not by a job: after a successful run
@@ -97,6 +112,10 @@ onsuccess:
         )
         # Snakemake stores the members with mode 0600: unpacked, others could not read them.
         normalize_zip_modes(built)
-        publish_report(built, ["results/claims.csv", *rules.claims.output.captions])
+        publish_report(
+            built,
+            [out("results/claims.csv"), *rules.claims.output.captions],
+            out(REPORT.as_posix()),
+        )
     # What the run established, as its last words: verdicts, failures, where the report is.
-    print(run_summary("."), file=sys.stderr)
+    print(run_summary(OutputRoot(scale=SCALE)), file=sys.stderr)

@@ -6,8 +6,8 @@
 
 SCM = config["scm"]
 SCM_SETTINGS = ["perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3"]
-SCM_RUN = "results/scm/runs/{setting}_{source}.csv"
-SCM_FIGURE = "figures/scm/{name}.png"
+SCM_RUN = out("results/scm/runs/{setting}_{source}.csv")
+SCM_FIGURE = out("figures/scm/{name}.png")
 # figure -> settings it shows; stability.csv is read by the figures that mark fixed points
 SCM_FIGURES = {
     "perceptron": ["perceptron"],
@@ -51,9 +51,9 @@ rule scm_ode:
         csv=SCM_RUN.format(setting="{scm_setting}", source="ode"),
         meta=meta(SCM_RUN.format(setting="{scm_setting}", source="ode")),
     log:
-        "logs/scm/{scm_setting}_ode.log",
+        out("logs/scm/{scm_setting}_ode.log"),
     benchmark:
-        "logs/benchmarks/scm/{scm_setting}_ode.tsv"
+        out("logs/benchmarks/scm/{scm_setting}_ode.tsv")
     conda:
         ENV
     threads: 1
@@ -72,9 +72,9 @@ rule scm_simulation:
         csv=SCM_RUN.format(setting="{scm_setting}", source="sim"),
         meta=meta(SCM_RUN.format(setting="{scm_setting}", source="sim")),
     log:
-        "logs/scm/{scm_setting}_sim.log",
+        out("logs/scm/{scm_setting}_sim.log"),
     benchmark:
-        "logs/benchmarks/scm/{scm_setting}_sim.tsv"
+        out("logs/benchmarks/scm/{scm_setting}_sim.tsv")
     conda:
         ENV
     # One example per step: per-operation overhead dominates and extra threads only contend.
@@ -96,12 +96,12 @@ rule scm_trajectories:
     input:
         expand(SCM_RUN, setting=SCM_SETTINGS, source=["ode", "sim"]),
     output:
-        csv="results/scm/trajectories.csv",
-        meta=meta("results/scm/trajectories.csv"),
+        csv=out("results/scm/trajectories.csv"),
+        meta=meta(out("results/scm/trajectories.csv")),
     log:
-        "logs/scm/trajectories.log",
+        out("logs/scm/trajectories.log"),
     benchmark:
-        "logs/benchmarks/scm/trajectories.tsv"
+        out("logs/benchmarks/scm/trajectories.tsv")
     conda:
         ENV
     threads: 1
@@ -114,12 +114,12 @@ rule scm_trajectories:
 
 rule scm_stability:
     output:
-        csv="results/scm/stability.csv",
-        meta=meta("results/scm/stability.csv"),
+        csv=out("results/scm/stability.csv"),
+        meta=meta(out("results/scm/stability.csv")),
     log:
-        "logs/scm/stability.log",
+        out("logs/scm/stability.log"),
     benchmark:
-        "logs/benchmarks/scm/stability.tsv"
+        out("logs/benchmarks/scm/stability.tsv")
     conda:
         ENV
     threads: 1
@@ -141,7 +141,7 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             f"scm_plot_{scm_name}"
         input:
             runs=expand(SCM_RUN, setting=scm_shown, source=["ode", "sim"]),
-            stability="results/scm/stability.csv",
+            stability=out("results/scm/stability.csv"),
         output:
             png=report_figure(
                 SCM_FIGURE.format(name=scm_name),
@@ -149,13 +149,13 @@ for scm_name, scm_shown in SCM_FIGURES.items():
                 category="ReLU SCM dynamics",
                 subcategory=SCM_SUBCATEGORY[scm_name],
             ),
-            pdf=f"figures/scm/{scm_name}.pdf",
+            pdf=out(f"figures/scm/{scm_name}.pdf"),
             png_meta=meta(SCM_FIGURE.format(name=scm_name)),
-            pdf_meta=meta(f"figures/scm/{scm_name}.pdf"),
+            pdf_meta=meta(out(f"figures/scm/{scm_name}.pdf")),
         log:
-            f"logs/scm/plot_{scm_name}.log",
+            out(f"logs/scm/plot_{scm_name}.log"),
         benchmark:
-            f"logs/benchmarks/scm/plot_{scm_name}.tsv"
+            out(f"logs/benchmarks/scm/plot_{scm_name}.tsv")
         group:
             "plots"
         conda:
@@ -179,14 +179,14 @@ SCM_SCHEDULES = SCM["schedules"]
 
 rule scm_schedules:
     output:
-        csv="results/scm/schedules.csv",
-        meta=meta("results/scm/schedules.csv"),
-        runs="results/scm/schedule_runs.csv",
-        runs_meta=meta("results/scm/schedule_runs.csv"),
+        csv=out("results/scm/schedules.csv"),
+        meta=meta(out("results/scm/schedules.csv")),
+        runs=out("results/scm/schedule_runs.csv"),
+        runs_meta=meta(out("results/scm/schedule_runs.csv")),
     log:
-        "logs/scm/schedules.log",
+        out("logs/scm/schedules.log"),
     benchmark:
-        "logs/benchmarks/scm/schedules.tsv"
+        out("logs/benchmarks/scm/schedules.tsv")
     conda:
         ENV
     threads: 1
@@ -210,8 +210,8 @@ rule scm_schedules:
 
 rule scm_plot_schedules:
     input:
-        csv="results/scm/schedules.csv",
-        runs="results/scm/schedule_runs.csv",
+        csv=out("results/scm/schedules.csv"),
+        runs=out("results/scm/schedule_runs.csv"),
     output:
         png=report_figure(
             SCM_FIGURE.format(name="schedules"),
@@ -219,13 +219,13 @@ rule scm_plot_schedules:
             category="ReLU SCM dynamics",
             subcategory="Learning-rate schedules (ours)",
         ),
-        pdf="figures/scm/schedules.pdf",
+        pdf=out("figures/scm/schedules.pdf"),
         png_meta=meta(SCM_FIGURE.format(name="schedules")),
-        pdf_meta=meta("figures/scm/schedules.pdf"),
+        pdf_meta=meta(out("figures/scm/schedules.pdf")),
     log:
-        "logs/scm/plot_schedules.log",
+        out("logs/scm/plot_schedules.log"),
     benchmark:
-        "logs/benchmarks/scm/plot_schedules.tsv"
+        out("logs/benchmarks/scm/plot_schedules.tsv")
     group:
         "plots"
     conda:
@@ -243,9 +243,9 @@ rule scm_plot_schedules:
 
 ALL_TARGETS.extend(
     [
-        "results/scm/trajectories.csv",
-        "results/scm/stability.csv",
-        "results/scm/schedules.csv",
+        out("results/scm/trajectories.csv"),
+        out("results/scm/stability.csv"),
+        out("results/scm/schedules.csv"),
         *expand(SCM_FIGURE, name=[*SCM_FIGURES, "schedules"]),
     ]
 )

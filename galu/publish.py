@@ -1,0 +1,231 @@
+"""Publish a finished run's small result tables with the code: ``published/<scale>/``.
+
+A run of a scale other than quick (e.g. ``config/paper-cpu.yaml``) takes hours; its outcome
+is worth keeping in the repository, where ``galu audit`` verifies it and the README's second
+generated section, "What reproduces at the paper level", quotes it. :func:`publish` copies
+the claims table and every CSV the claims and captions read (the DESIGN.md contracts, which
+are small; tables over :data:`MAX_BYTES` are left out and listed) with their provenance
+sidecars unchanged, to the same contract paths under ``published/<scale>/``, and writes
+``publication.json``: the scale, the commit and machine of the run, its configuration, its
+wall time and job time (from the sidecars), and the files. A published file's sidecar still
+describes the run's path (``results/<scale>/...``): :func:`described_path` is how the audit
+tells a published copy from a file passed off as another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from galu.atomic import atomic_write_bytes
+from galu.provenance import SIDECAR_SUFFIX, Run, sidecar_path
+from galu.scales import QUICK, OutputRoot, scaled, unscaled
+
+PUBLISHED = "published"
+MANIFEST = "publication.json"
+# A published table lives in git: keep the repository small.
+MAX_BYTES = 5_000_000
+# Always published: the verdict (contract paths).
+VERDICT = ("results/claims.csv", "results/claims.md", "results/claims_summary.json")
+
+
+QUICK_REFUSAL = (
+    "the quick scale is not published: README's 'What reproduces' is its verdict; publish"
+    " a run of another scale (e.g. --scale paper-cpu)"
+)
+
+
+class PublishError(Exception):
+    """The run cannot be published as asked (no finished run, a table without sidecar)."""
+
+
+def publication_scale(path: str) -> tuple[str, str] | None:
+    """For a path relative to the checkout under ``published/<scale>/``: (scale, the contract
+    path inside it); None for any other path."""
+    parts = PurePosixPath(path).parts
+    if len(parts) < 3 or parts[0] != PUBLISHED:
+        return None
+    return parts[1], PurePosixPath(*parts[2:]).as_posix()
+
+
+def described_path(path: str) -> str:
+    """The path a file's sidecar should describe: its own, or for a published copy of a
+    run's output the run's path (``published/paper-cpu/results/claims.csv`` ->
+    ``results/paper-cpu/claims.csv``)."""
+    published = publication_scale(path)
+    if published is None or published[1] == MANIFEST:
+        return path
+    scale, contract = published
+    return scaled(contract, scale)
+
+
+def published_copy(path: str, scale: str) -> str:
+    """Where the published copy of the run's output ``path`` lies (relative to the checkout)."""
+    return f"{PUBLISHED}/{scale}/{unscaled(path, scale)}"
+
+
+def claim_sources(claims: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The contract CSVs the claims of workflow/claims.yaml read (finding values included)."""
+    sources = set()
+    for claim in claims:
+        sources.add(claim["source"])
+        sources |= {v["source"] for v in claim.get("finding_values", {}).values()}
+    return sorted(sources)
+
+
+def tables(claim_sources: Iterable[str]) -> list[str]:
+    """The contract paths a publication holds: the verdict, then the claims' sources."""
+    return list(dict.fromkeys([*VERDICT, *sorted(claim_sources)]))
+
+
+def _sidecars(folder: Path) -> Iterable[dict[str, Any]]:
+    for side in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
+        try:
+            record = json.loads(side.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def _time(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+
+
+def run_times(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Hours from the first job's start to the last job's end (``wall_hours``: includes any
+    pause between an interrupted run and its continuation) and the sum of the jobs' own
+    times (``job_hours``; a job with several outputs counted once)."""
+    jobs: dict[tuple[str, str, str], tuple[datetime, datetime]] = {}
+    for record in records:
+        start, end = _time(record.get("started")), _time(record.get("finished"))
+        if start is None or end is None:
+            continue
+        key = (str(record.get("rule")), json.dumps(record.get("wildcards")), str(start))
+        previous = jobs.get(key, (start, end))
+        jobs[key] = (start, max(end, previous[1]))
+    if not jobs:
+        return {"wall_hours": 0.0, "job_hours": 0.0}
+    first = min(s for s, _ in jobs.values())
+    last = max(e for _, e in jobs.values())
+    busy = sum((e - s).total_seconds() for s, e in jobs.values())
+    return {"wall_hours": (last - first).total_seconds() / 3600, "job_hours": busy / 3600}
+
+
+def this_machine() -> str:
+    """A one-line description of the machine: CPU model and core count, or the GPU."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} cores ({platform.system()})"
+
+
+def publish(
+    scale: str, sources: Iterable[str], *, configfiles: list[str], machine: str
+) -> dict[str, Any]:
+    """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
+    return its manifest. ``sources``: the contract CSVs the claims read. Raises PublishError
+    for the quick scale (the README's first section is its verdict), when the run has no
+    claims table, or when a table to publish has no sidecar."""
+    if scale == QUICK:
+        raise PublishError(QUICK_REFUSAL)
+    run = OutputRoot(Path("."), scale)
+    claims = run / "results/claims.csv"
+    if not claims.is_file():
+        raise PublishError(
+            f"no finished run of the {scale} scale: {claims} is missing; run"
+            f" `snakemake --cores 2 --configfile {' '.join(configfiles)}` first"
+        )
+    target = Path(PUBLISHED) / scale
+    if target.exists():
+        shutil.rmtree(target)  # a publication is one run's, never a mix of two
+    copied, left_out = [], []
+    for contract in tables(sources):
+        source = run / contract
+        if not source.is_file():
+            continue
+        if not sidecar_path(source).is_file():
+            raise PublishError(f"{source} has no provenance sidecar; rerun its job")
+        if source.stat().st_size > MAX_BYTES:
+            left_out.append(contract)
+            continue
+        dest = target / contract
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest)
+        shutil.copy2(sidecar_path(source), sidecar_path(dest))
+        copied.append(contract)
+    record = json.loads(sidecar_path(claims).read_text())
+    git = record.get("git") or {}
+    manifest = {
+        "scale": scale,
+        "commit": git.get("commit"),
+        "dirty": bool(git.get("dirty")),
+        "machine": machine,
+        "device": record.get("device"),
+        "configfiles": configfiles,
+        "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
+        **{k: round(v, 2) for k, v in run_times(_sidecars(Path(f"results/{scale}"))).items()},
+        "files": copied,
+        "left_out": left_out,
+    }
+    path = target / MANIFEST
+    atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode())
+    # Its own sidecar records the published tables as inputs: the audit checks the set.
+    Run("publish", inputs=[(target / c).as_posix() for c in copied]).stamp(path.as_posix())
+    return manifest
+
+
+NO_PUBLICATION = (
+    "No run at the paper level is published yet: `snakemake --cores 2 --configfile"
+    " config/paper.yaml config/paper-cpu.yaml`, then `galu publish --scale paper-cpu`.\n"
+)
+PAPER_MARKERS = (
+    "<!-- paper-claims:start (generated by galu publish from published/) -->",
+    "<!-- paper-claims:end -->",
+)
+
+
+def _publication_lines(folder: Path) -> list[str]:
+    """One published run: where, when, on what and how long; its reductions; its table."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    scale = manifest["scale"]
+    dirty = " (with uncommitted changes)" if manifest.get("dirty") else ""
+    configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
+    lines = [
+        f"The **{scale}** run: commit `{manifest.get('commit')}`{dirty}; machine:"
+        f" {manifest.get('machine')} (device {manifest.get('device')}); configuration"
+        f" {configs}; wall time {manifest['wall_hours']:.1f} h from the first job's start to"
+        f" the last job's end ({manifest['job_hours']:.1f} h of jobs). Its tables and their"
+        f" provenance sidecars are in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
+        "",
+    ]
+    if manifest.get("reductions"):
+        lines += ["Reduced from the paper's settings (claims that depend on it are not_run):", ""]
+        lines += [f"- {text}" for text in manifest["reductions"]] + [""]
+    return lines + [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
+
+
+def paper_section(root: str | os.PathLike[str] = ".") -> str:
+    """README's "What reproduces at the paper level", generated from ``published/``: each
+    published run with its verdicts, or how to publish one when none is."""
+    base = Path(root) / PUBLISHED
+    folders = sorted(d for d in base.iterdir() if (d / MANIFEST).is_file()) if base.is_dir() else []
+    if not folders:
+        return NO_PUBLICATION
+    lines: list[str] = []
+    for folder in folders:
+        lines += _publication_lines(folder)
+    return "\n".join(lines)

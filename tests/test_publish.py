@@ -1,0 +1,218 @@
+"""Publishing a finished run (galu/publish.py): the copy, its audit, the README section."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from galu.audit import audit_tree
+from galu.claims import QUICK_MARKERS, readme_section
+from galu.cli import main
+from galu.provenance import Run
+from galu.publish import (
+    PAPER_MARKERS,
+    described_path,
+    paper_section,
+    publish,
+    run_times,
+)
+
+
+def _fake_run(scale: str = "paper-cpu") -> None:
+    """A finished run of ``scale`` in the current folder: one source table made from a
+    dataset array, the claims table made from it (with reductions in its params)."""
+    Path("data/processed").mkdir(parents=True)
+    Path("data/processed/a.npz").write_bytes(b"array")
+    source = f"results/{scale}/scm/stability.csv"
+    Run("scm_stability", inputs=["data/processed/a.npz"]).write_csv(
+        pd.DataFrame({"eta": [0.5, 2.0]}), source
+    )
+    reductions = [{"text": "N = 1,000", "claims": ["c2"]}]
+    claims = Run("claims", inputs=[source], params={"reductions": reductions})
+    table = pd.DataFrame({"claim_id": ["c1", "c2"], "verdict": ["pass", "not_run"]})
+    claims.write_csv(table, f"results/{scale}/claims.csv")
+    for name, text in (("claims.md", "Claims checked at the **paper-cpu** scale: 1 pass.\n"),):
+        Path(f"results/{scale}/{name}").write_text(text)
+        claims.stamp(f"results/{scale}/{name}")
+
+
+def test_a_published_copy_passes_the_audit_and_tampering_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    manifest = publish(
+        "paper-cpu",
+        ["results/scm/stability.csv", "results/memorization/underparam.csv"],
+        configfiles=["config/paper.yaml", "config/paper-cpu.yaml"],
+        machine="test machine",
+    )
+    # Only what the run made; the verdict first; the sidecars unchanged (they describe
+    # the run's paths).
+    assert manifest["files"] == [
+        "results/claims.csv",
+        "results/claims.md",
+        "results/scm/stability.csv",
+    ]
+    assert manifest["reductions"] == ["N = 1,000"]
+    published = Path("published/paper-cpu/results/scm/stability.csv")
+    assert published.read_bytes() == Path("results/paper-cpu/scm/stability.csv").read_bytes()
+    assert audit_tree(".", ["published"]) == []
+    # Made on another commit than the checkout's (none here), yet no problem with --strict:
+    # a publication records its commit.
+    assert main(["audit", "--strict", "--folders", "published"]) == 0
+    # Removing the run (its data included) leaves the publication verifiable on its own.
+    shutil.rmtree("results")
+    shutil.rmtree("data")
+    assert audit_tree(".", ["published"]) == []
+    # An edited published table is named, and so is every published file made from it.
+    published.write_text(published.read_text().replace("0.5", "0.6"))
+    found = {f.path: f.problem for f in audit_tree(".", ["published"])}
+    changed = "input published/paper-cpu/results/scm/stability.csv changed since this output"
+    assert found.keys() == {
+        "published/paper-cpu/publication.json",
+        "published/paper-cpu/results/claims.csv",
+        "published/paper-cpu/results/claims.md",
+        published.as_posix(),
+    }
+    assert found["published/paper-cpu/results/claims.csv"].startswith(changed)
+    assert found["published/paper-cpu/publication.json"].startswith(changed)
+    assert found[published.as_posix()].startswith("changed after it was written")
+
+
+def test_a_published_table_under_another_name_is_not_its_copy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=[], machine="m")
+    folder = Path("published/paper-cpu/results")
+    shutil.copy(folder / "scm/stability.csv", folder / "scm/trajectories.csv")
+    shutil.copy(folder / "scm/stability.csv.meta.json", folder / "scm/trajectories.csv.meta.json")
+    problems = [str(f) for f in audit_tree(".", ["published"])]
+    assert problems == [
+        "published/paper-cpu/results/scm/trajectories.csv: its sidecar describes"
+        " results/paper-cpu/scm/stability.csv, not this file (copied with its sidecar?):"
+        " its provenance is not this file's"
+    ]
+
+
+def test_publish_refuses_the_quick_scale_and_a_missing_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("config").mkdir()
+    Path("config/config.yaml").write_text("scale: quick\n")
+    Path("config/paper.yaml").write_text("scale: paper\n")
+    Path("config/paper-cpu.yaml").write_text("scale: paper-cpu\n")
+    Path("workflow").mkdir()
+    Path("workflow/claims.yaml").write_text("[]\n")
+    assert main(["publish", "--scale", "quick"]) == 2
+    assert "the quick scale is not published" in capsys.readouterr().err
+    assert main(["publish", "--scale", "paper-cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "no finished run of the paper-cpu scale" in err and "Traceback" not in err
+    assert main(["publish", "--scale", "paper-cpu", "--configfile", "config/nope.yaml"]) == 2
+    assert "no configuration file config/nope.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("path", "described"),
+    [
+        ("published/paper-cpu/results/claims.csv", "results/paper-cpu/claims.csv"),
+        ("published/paper-cpu/publication.json", "published/paper-cpu/publication.json"),
+        ("results/paper-cpu/claims.csv", "results/paper-cpu/claims.csv"),
+        ("published/x", "published/x"),
+    ],
+)
+def test_described_path(path, described):
+    assert described_path(path) == described
+
+
+def test_run_times_count_each_job_once_and_span_first_to_last():
+    records = [
+        # one job, two outputs (same start): counted once, until its later end
+        {"rule": "a", "wildcards": {}, "started": "2026-01-01T00:00:00+00:00",
+         "finished": "2026-01-01T00:30:00+00:00"},
+        {"rule": "a", "wildcards": {}, "started": "2026-01-01T00:00:00+00:00",
+         "finished": "2026-01-01T01:00:00+00:00"},
+        {"rule": "b", "wildcards": {"x": 1}, "started": "2026-01-01T01:00:00+00:00",
+         "finished": "2026-01-01T01:30:00+00:00"},
+        {"rule": "c", "started": "not a time", "finished": None},
+    ]  # fmt: skip
+    assert run_times(records) == {"wall_hours": 1.5, "job_hours": 1.5}
+    assert run_times([]) == {"wall_hours": 0.0, "job_hours": 0.0}
+
+
+def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert paper_section(".").startswith("No run at the paper level is published yet")
+    _fake_run()
+    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=["c.yaml"], machine="m1")
+    manifest = json.loads(Path("published/paper-cpu/publication.json").read_text())
+    section = paper_section(".")
+    assert f"commit `{manifest['commit']}`" in section and "machine: m1" in section
+    assert "configuration `c.yaml`" in section and "- N = 1,000" in section
+    assert "Claims checked at the **paper-cpu** scale: 1 pass." in section
+    # README with both sections: stale until `galu readme --update`, then current.
+    Path("claims.md").write_text("Claims checked at the **quick** scale: 1 pass.\n")
+    readme = Path("README.md")
+    readme.write_text(
+        f"# T\n{QUICK_MARKERS[0]}\nClaims checked at the **quick** scale: 1 pass.\n"
+        f"{QUICK_MARKERS[1]}\n{PAPER_MARKERS[0]}\nold\n{PAPER_MARKERS[1]}\nend\n"
+    )
+    assert main(["readme", "--claims", "claims.md"]) == 1
+    assert main(["readme", "--claims", "claims.md", "--update"]) == 0
+    assert main(["readme", "--claims", "claims.md"]) == 0
+    assert readme_section(readme.read_text(), PAPER_MARKERS) == section
+    assert readme.read_text().endswith("end\n")
+
+
+@pytest.mark.slow
+def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
+    from test_reliability_support import TINY, smk, tiny_repo
+
+    from conftest import run, tool
+
+    reduction = {"text": "SCM simulations at N = 40", "claims": ["scm_schedule_floor_no_gain_sim"]}
+    root = tiny_repo(tmp_path / "repo", {**TINY, "scale": "paper-cpu", "reductions": [reduction]})
+    smk(root, "--cores", "2")
+    claims = pd.read_csv(root / "results/paper-cpu/claims.csv").set_index("claim_id")
+    reduced = claims.loc["scm_schedule_floor_no_gain_sim"]
+    assert reduced.verdict == "not_run" and reduced.scale == "paper-cpu"
+    assert "could not run at the paper's settings at the paper-cpu scale" in reduced.reason
+    assert "SCM simulations at N = 40" in reduced.reason and "measured" in reduced.reason
+    # Judged as the paper scale: a claim stated for the paper scale only is checked.
+    assert claims.loc["scm_perceptron_eta_c"].verdict in ("pass", "fail")
+    caption = (root / "results/paper-cpu/captions/scm/schedules.rst").read_text()
+    assert "Reduced from the paper's settings at the paper-cpu scale" in caption
+    assert "SCM simulations at N = 40" in caption
+
+    galu = tool("galu")
+    out = run([galu, "publish", "--scale", "paper-cpu", "--configfile", "reliability.yaml"], root)
+    assert "published/paper-cpu/" in out.stdout
+    published = root / "published/paper-cpu/results/claims.csv"
+    assert published.read_bytes() == (root / "results/paper-cpu/claims.csv").read_bytes()
+    audit = run([galu, "audit"], root)
+    assert "consistent with their provenance sidecars" in audit.stdout
+    # The README: the quick section as it is (this copy made no quick run), the paper
+    # section stale until updated from published/.
+    quick = root / "quick.md"
+    quick.write_text(readme_section((root / "README.md").read_text()))
+    assert run([galu, "readme", "--claims", "quick.md"], root, check=False).returncode == 1
+    run([galu, "readme", "--claims", "quick.md", "--update"], root)
+    run([galu, "readme", "--claims", "quick.md"], root)
+    section = readme_section((root / "README.md").read_text(), PAPER_MARKERS)
+    assert "The **paper-cpu** run: commit" in section and "`reliability.yaml`" in section
+    assert "Claims checked at the **paper-cpu** scale" in section
+
+
+def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):
+    from galu.lineage import explain
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=[], machine="m")
+    shutil.rmtree("results")
+    node = explain("published/paper-cpu/results/claims.csv", ".")
+    # its input is the published stability table, whose own input (data) was not published
+    assert [c.path for c in node.inputs] == ["published/paper-cpu/results/scm/stability.csv"]
+    assert node.inputs[0].inputs == [] and node.findings() == []
