@@ -76,7 +76,7 @@ def test_a_valid_table_passes():
         ({"m": [256.5, 256]}, None, "column m not integer: 256.5"),
         ({"m": ["many", 256]}, None, "column m not integer: 'many'"),
         ({"model": ["relu", 3]}, None, "column model not string: 3"),
-        ({"train_loss": [0.1, None]}, None, "column train_loss has 1 empty value(s)"),
+        ({"kd_over_m": [0.25, None]}, None, "column kd_over_m has 1 empty value(s)"),
         ({"model": ["relu", "relu"]}, None, "1 row(s) repeat a key (model, m, d, k, seed)"),
     ],
 )
