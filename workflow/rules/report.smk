@@ -45,8 +45,8 @@ rule claims:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("claims"),
+        runtime=cost_runtime("claims"),
     params:
         scale=SCALE,
         # figure -> caption template, in the order of output.captions
@@ -71,8 +71,8 @@ rule readme_check:
         ENV
     threads: 1
     resources:
-        mem_mb=200,
-        runtime=2,
+        mem_mb=cost_mem("readme_check"),
+        runtime=cost_runtime("readme_check"),
     script:
         "../../scripts/report_readme_check.py"
 
