@@ -94,19 +94,25 @@ def measured_jobs(root: str | Path, table: pd.DataFrame) -> list[Measured]:
     return out
 
 
-def _fit(features: np.ndarray, ys: np.ndarray, floor: float) -> np.ndarray:
+def _fit(
+    features: np.ndarray, ys: np.ndarray, floor: float, slope: float | None = None
+) -> np.ndarray:
     """Non-negative coefficients ``c`` of ``y = c0 + c . features`` minimizing the squared
     log ratios of prediction to measurement (every job counts by its ratio, not its size).
 
     A feature that is zero for every measurement gets 0; a weak pull towards the starting
-    point (intercept ``floor``, each term half the median measurement) settles the
-    coefficients the measurements cannot separate, e.g. a rule measured at one size only.
+    point (intercept ``floor``, each term ``slope`` or else half the median measurement)
+    settles the coefficients the measurements cannot separate, e.g. a rule measured at one
+    size only.
     """
     used = np.flatnonzero(np.any(features > 0, axis=0))
     x = features[:, used]
     start = np.log(
         [max(floor, 1e-3)]
-        + [max(0.5 * float(np.median(ys / np.where(col > 0, col, np.inf))), 1e-30) for col in x.T]
+        + [
+            slope or max(0.5 * float(np.median(ys / np.where(col > 0, col, np.inf))), 1e-30)
+            for col in x.T
+        ]
     )
 
     def residuals(p: np.ndarray) -> np.ndarray:
@@ -137,7 +143,9 @@ def fit_constants(measured: Iterable[Measured]) -> dict[str, Any]:
         times = np.array([[m.sizes.work, m.sizes.steps] for m in ms])
         base_s, rate, step_s = _fit(times, np.array([m.seconds for m in ms]), startup_s)
         held = np.array([[m.sizes.bytes / 1e6] for m in ms])
-        base_mb, mem_rate = _fit(held, np.array([max(m.rss_mb, 1.0) for m in ms]), startup_mb)
+        # prior slope 1: the bytes a formula counts are held in memory, one MB per MB
+        rss = np.array([max(m.rss_mb, 1.0) for m in ms])
+        base_mb, mem_rate = _fit(held, rss, startup_mb, slope=1.0)
         values = {"base_s": base_s, "rate": rate, "step_s": step_s, "base_mb": base_mb,
                   "mem_rate": mem_rate}  # fmt: skip
         rules[rule] = {key: _round(v) for key, v in values.items()}
