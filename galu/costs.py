@@ -197,6 +197,10 @@ def _synthetic(config: Config, wc: Wildcards) -> Sizes:
     t = g[task]
     macs = t["dim"] * t["width"] + t["width"]
     total = Sizes(gpu=bool(g["gpu"]))
+    if task == "clusters" and "galu_exact" in t["models"] and "regression" in t["tasks"]:
+        # the least-squares GaLU optimum of every noise level and seed (SVD of n x width dim)
+        members = len(t["sigma_ys"]) * t["seeds"]
+        total += Sizes(work=members * 10.0 * t["n_train"] * (t["width"] * t["dim"]) ** 2)
     for n, nets in _synthetic_calls(task, t):
         total += _train(t["steps"], min(t["batch_size"] or n, n), nets * macs)
         total += Sizes(
@@ -231,13 +235,17 @@ def _ode(config: Config, wc: Wildcards) -> Sizes:
     return Sizes(work=_ode_work(K, M, s["activation"], runs, s["alpha_max"]))
 
 
-def _simulated(sim: Mapping[str, Any], alpha: float, runs: int, K: int) -> Sizes:
+def _simulated(sim: Mapping[str, Any], alpha: float, runs: int, units: int) -> Sizes:
     """``runs`` learning rates simulated to ``alpha``: alpha N steps of all seeds at once
     (an O(N K) update each), eps_g measured on the held-out inputs at every recorded point;
     held: weights, a block of inputs and the held-out inputs of every seed, float64, twice."""
     N, seeds = sim["N"], sim["seeds"]
     steps = runs * alpha * N
-    work = steps * seeds * 4.0 * N * K + runs * sim["points"] * 2.0 * seeds * sim["n_test"] * N * K
+    work = steps * seeds * 4.0 * N * units
+    work += runs * sim["points"] * 2.0 * seeds * sim["n_test"] * N * units
+    # every run draws its held-out inputs and at least one block of inputs per seed (about
+    # 20 flops per Gaussian number)
+    work += runs * seeds * N * (sim["n_test"] + min(sim["block"], alpha * N)) * 20.0
     held = 16.0 * seeds * N * (sim["n_test"] + sim["block"] + 16)
     return Sizes(work=work, steps=steps, bytes=held, gpu=bool(sim["gpu"]))
 
@@ -245,7 +253,7 @@ def _simulated(sim: Mapping[str, Any], alpha: float, runs: int, K: int) -> Sizes
 def _simulation(config: Config, wc: Wildcards) -> Sizes:
     scm = config["scm"]
     s = scm[wc["scm_setting"]]
-    return _simulated(scm["simulation"], s["sim_alpha_max"], len(s["sim_etas"]), _shape(s)[0])
+    return _simulated(scm["simulation"], s["sim_alpha_max"], len(s["sim_etas"]), sum(_shape(s)))
 
 
 def _schedules(config: Config, wc: Wildcards) -> Sizes:
@@ -257,7 +265,7 @@ def _schedules(config: Config, wc: Wildcards) -> Sizes:
         K, M = _shape(scm[name])
         runs = len(sc["constant_etas"]) + 2  # the constants, greedy and greedy_floor
         total += Sizes(work=_ode_work(K, M, scm[name]["activation"], runs, sc["alpha_max"]))
-        total += _simulated(scm["simulation"], sc["sim_alpha_max"], len(sc["sim_schedules"]), K)
+        total += _simulated(scm["simulation"], sc["sim_alpha_max"], len(sc["sim_schedules"]), K + M)
     return total
 
 

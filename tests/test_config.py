@@ -97,7 +97,11 @@ BAD = [
     ("seed", "zero", "seed: 'zero' is not allowed; expected integer"),
     ("seed", 1.5, "seed: 1.5 is not allowed; expected integer"),
     ("device", "gpu", "device: 'gpu' is not allowed; expected one of auto, cpu, cuda"),
-    ("scale", "huge", "scale: 'huge' is not allowed; expected one of quick, paper, paper-smoke, test"),
+    (
+        "scale",
+        "huge",
+        "scale: 'huge' is not allowed; expected one of quick, paper, paper-smoke, test",
+    ),
     (
         "normalization.coefficients.activations",
         ["relu", "swish"],
