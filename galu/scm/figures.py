@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from galu.plotting import legend_outside, legend_proxy, log_ticks, use_style
+from galu.plotting import distinct_colours, legend_outside, legend_proxy, log_ticks, use_style
 
 ETA_C = 2.0  # the perceptron's critical learning rate (Straat & Biehl, Sec. 4)
 FORM_STYLE = {True: "-", False: "--"}
@@ -149,11 +149,11 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
     fig, axes = plt.subplots(
         len(settings), 2, figsize=(12, 4.2 * len(settings)), squeeze=False, layout="constrained"
     )
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for (ax_eps, ax_eta), name in zip(axes, settings, strict=True):
         best = float(summary.loc[summary["setting"] == name, "best_constant_eta"].iloc[0])
         mine = runs[runs["setting"] == name]
         curves = mine[["schedule", "constant_eta"]].drop_duplicates()
+        colors = distinct_colours(len(curves))
         for k, (schedule, eta) in enumerate(curves.itertuples(index=False)):
             label = f"constant $\\eta$={eta:g}" if schedule == "constant" else schedule
             if schedule == "constant" and eta == best:
@@ -165,10 +165,10 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
                 part = mine[same & (mine["source"] == source) & (mine["alpha"] > 0)]
                 part = part[np.isfinite(part["eps_g"])]
                 if len(part):
-                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k % 10],
+                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k],
                                 markersize=3, label=label if source == "ode" else None)  # fmt: skip
                     if source == "ode":
-                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k % 10],
+                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k],
                                     label=label)  # fmt: skip
         eps = summary[summary["setting"] == name]
         ax_eps.axhline(eps["eps_target"].iloc[0], color="0.4", lw=0.8, ls=":")
