@@ -30,6 +30,9 @@ from galu.runconfig import run_config
 
 MEASUREMENTS = "workflow/costs/measurements.tsv"
 COLUMNS = ["run", "configfiles", "benchmark", "s", "cpu_time", "max_rss", "machine"]
+# Runs measured while the machine was loaded far beyond its cores (load average ~10 on 2):
+# their CPU times are noisier (shared caches and memory bandwidth), so they count less.
+RUN_WEIGHTS = {"paper-smoke": 0.3, "paper-smoke-2": 0.3}
 # CPU times below this are below the benchmark's resolution (a job that only links files).
 MIN_SECONDS = 0.1
 # The assumed GPU speed-up over one CPU core: no GPU measurement is stored yet (see
@@ -95,7 +98,11 @@ def measured_jobs(root: str | Path, table: pd.DataFrame) -> list[Measured]:
 
 
 def _fit(
-    features: np.ndarray, ys: np.ndarray, floor: float, slope: float | None = None
+    features: np.ndarray,
+    ys: np.ndarray,
+    floor: float,
+    slope: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Non-negative coefficients ``c`` of ``y = c0 + c . features`` minimizing the squared
     log ratios of prediction to measurement (every job counts by its ratio, not its size).
@@ -103,8 +110,9 @@ def _fit(
     A feature that is zero for every measurement gets 0; a weak pull towards the starting
     point (intercept ``floor``, each term ``slope`` or else half the median measurement)
     settles the coefficients the measurements cannot separate, e.g. a rule measured at one
-    size only.
+    size only. ``weights`` scale each measurement's log ratio.
     """
+    weights = np.ones(len(ys)) if weights is None else weights
     used = np.flatnonzero(np.any(features > 0, axis=0))
     x = features[:, used]
     start = np.log(
@@ -117,7 +125,7 @@ def _fit(
 
     def residuals(p: np.ndarray) -> np.ndarray:
         c = np.exp(p)
-        fit = np.log((c[0] + x @ c[1:]) / ys)
+        fit = weights * np.log((c[0] + x @ c[1:]) / ys)
         return np.concatenate([fit, 0.01 * (p - start)])
 
     c = np.exp(least_squares(residuals, start).x)
@@ -141,11 +149,13 @@ def fit_constants(measured: Iterable[Measured]) -> dict[str, Any]:
     rules = {}
     for rule, ms in sorted(by_rule.items()):
         times = np.array([[m.sizes.work, m.sizes.steps] for m in ms])
-        base_s, rate, step_s = _fit(times, np.array([m.seconds for m in ms]), startup_s)
+        weights = np.array([RUN_WEIGHTS.get(m.run, 1.0) for m in ms])
+        seconds = np.array([m.seconds for m in ms])
+        base_s, rate, step_s = _fit(times, seconds, startup_s, weights=weights)
         held = np.array([[m.sizes.bytes / 1e6] for m in ms])
         # prior slope 1: the bytes a formula counts are held in memory, one MB per MB
         rss = np.array([max(m.rss_mb, 1.0) for m in ms])
-        base_mb, mem_rate = _fit(held, rss, startup_mb, slope=1.0)
+        base_mb, mem_rate = _fit(held, rss, startup_mb, slope=1.0, weights=weights)
         values = {"base_s": base_s, "rate": rate, "step_s": step_s, "base_mb": base_mb,
                   "mem_rate": mem_rate}  # fmt: skip
         rules[rule] = {key: _round(v) for key, v in values.items()}

@@ -330,12 +330,12 @@ def _norm_train(config: Config, wc: Wildcards) -> Sizes:
             total += _deep_mlp(depth, width, t, t["epochs"])
             if wc["norm_activation"] in sp["activations"]:
                 # W W^T spectra at init and after training; the init Jacobian's singular
-                # values at jacobian_samples test images (a backward pass per output row)
+                # values at jacobian_samples test images (one batched backward pass per row)
                 total += Sizes(work=depth * 2 * 9.0 * width**3)
                 jac = sp["jacobian_samples"] * (
                     width * 2.0 * _mlp_macs(depth, width) + 9.0 * width**3
                 )
-                total += Sizes(work=jac, steps=sp["jacobian_samples"] * width)
+                total += Sizes(work=jac)
         weights = depth * width * width * 4 * 4  # weights, gradients, momentum, a copy
         total += Sizes(bytes=_cifar_bytes(t) + weights)
     return total
