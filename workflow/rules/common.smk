@@ -53,6 +53,9 @@ if workflow.is_main_process:
 # On a machine without a GPU, device auto and cpu both run on the CPU: the same results, so
 # the rules' device param must be the same (changing it must not rerun anything). Elsewhere
 # the setting passes unchanged (a cluster's login node cannot tell what its nodes have).
+# The setting as given, for the report's own Snakemake call (report.smk): "cpu" with a GPU
+# request is a contradiction the configuration check refuses.
+DEVICE_SETTING = config["device"]
 config["device"] = site_device(config["device"], local=workflow.local_exec)
 
 SCALE = config["scale"]

@@ -88,7 +88,9 @@ onsuccess:
         Path(t).exists() for t in ALL_TARGETS
     ):
         REPORT_CONFIG.parent.mkdir(parents=True, exist_ok=True)
-        REPORT_CONFIG.write_text(yaml.safe_dump(dict(config)))
+        REPORT_CONFIG.write_text(
+            yaml.safe_dump({**config, "device": DEVICE_SETTING})
+        )
         # Built aside, then renamed into place with its sidecar (galu/report_build.py).
         built = report_build_path()
         shell(
