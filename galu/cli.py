@@ -305,6 +305,29 @@ def _data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from galu.costs import CONSTANTS, CostModel
+    from galu.plan import format_problems, machine_memory_gb, make_plan, problems, table
+    from galu.runconfig import run_config
+
+    root = _checkout(args.root)
+    for name in ("cores", "gpus"):
+        if getattr(args, name) < (1 if name == "cores" else 0):
+            raise UsageError(f"--{name} must be at least {1 if name == 'cores' else 0}")
+    if args.mem_gb is not None and args.mem_gb <= 0:
+        raise UsageError("--mem-gb must be positive, e.g. --mem-gb 16")
+    config = run_config(root, args.configfile, args.config)
+    plan = make_plan(config, CostModel.load(root / CONSTANTS), args.cores, args.gpus)
+    files = " ".join(args.configfile) or "config/config.yaml"
+    print(f"plan for scale {config['scale']!r} ({files}):")
+    print("\n".join(table(plan)))
+    mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
+    errors, warnings = problems(plan, mem_gb)
+    for line in format_problems(errors, warnings):
+        print(line)
+    return 1 if errors else 0
+
+
 def plain_text(doc: str) -> str:
     """A docstring as ``--help`` shows it: reStructuredText literals and roles (double
     backquotes, ``:func:``) become plain words."""
@@ -377,6 +400,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
     publish.set_defaults(func=_publish)
+    plan = sub.add_parser(
+        "plan", help="predict a configuration's cost per stage and rule before running it"
+    )
+    plan.add_argument("--root", default=".", help="repository root (default: .)")
+    plan.add_argument(
+        "--configfile", nargs="*", default=[], metavar="FILE",
+        help="overlays merged over config/config.yaml, as for snakemake (e.g. config/paper.yaml)",
+    )  # fmt: skip
+    plan.add_argument(
+        "--config", nargs="*", default=[], metavar="KEY=VALUE",
+        help="overrides, as for snakemake (e.g. device=cpu)",
+    )  # fmt: skip
+    plan.add_argument("--cores", type=int, default=2, help="CPU cores to run on (default: 2)")
+    plan.add_argument("--gpus", type=int, default=0, help="GPUs to run on (default: 0)")
+    plan.add_argument(
+        "--mem-gb", type=float, default=None,
+        help="memory of the machine in GB (default: this machine's)",
+    )  # fmt: skip
+    plan.set_defaults(func=_plan)
     readme = sub.add_parser(
         "readme", help="compare (or --update) README's generated claims sections"
     )

@@ -45,6 +45,17 @@ ACTIVATION_COLOURS: dict[str, str] = {
 _SPARE_COLOURS = ("#AA4499", "#117733", "#888888", "#661100", "#6699CC", "#DDCC77")
 
 
+def distinct_colours(count: int) -> list[str]:
+    """``count`` different colours: the style's cycle, then the other colours above (the
+    paper scale draws more curves in one panel than the cycle has colours)."""
+    cycle = [f"#{c.lstrip('#')}" for c in plt.rcParams["axes.prop_cycle"].by_key()["color"]]
+    extra = [*ACTIVATION_COLOURS.values(), *_SPARE_COLOURS]
+    palette = list(dict.fromkeys(c.upper() for c in [*cycle, *extra]))
+    if count > len(palette):
+        raise ValueError(f"only {len(palette)} distinct colours, {count} asked for")
+    return palette[:count]
+
+
 def activation_colour(name: str) -> str:
     """The colour of activation ``name`` in every figure; a name not listed gets a spare colour
     chosen from the name itself (stable across figures and runs)."""

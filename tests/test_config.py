@@ -101,7 +101,7 @@ BAD = [
     (
         "scale",
         "huge",
-        "scale: 'huge' is not allowed; expected one of quick, paper, paper-cpu, test",
+        "scale: 'huge' is not allowed; expected one of quick, paper, paper-cpu, paper-smoke, test",
     ),
     (
         "normalization.coefficients.activations",

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from galu.plotting import legend_outside, legend_proxy, log_ticks, use_style
+from galu.plotting import distinct_colours, legend_outside, legend_proxy, log_ticks, use_style
 
 ETA_C = 2.0  # the perceptron's critical learning rate (Straat & Biehl, Sec. 4)
 FORM_STYLE = {True: "-", False: "--"}
@@ -141,16 +141,6 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     legend_outside(ax)
 
 
-def curve_colours(count: int) -> list[Any]:
-    """``count`` distinct colours: the style's cycle, or evenly spaced viridis colours when
-    there are more curves than it has colours (the paper's seven constant learning rates
-    and two schedules are nine)."""
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    if count <= len(cycle):
-        return cycle[:count]
-    return [plt.cm.viridis(x) for x in np.linspace(0.0, 0.9, count)]
-
-
 def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
     """Per setting: eps_g against alpha under each schedule (ODE lines, simulation markers)
     and the learning rate eta(alpha) each schedule uses (:mod:`galu.scm.schedules`)."""
@@ -163,7 +153,7 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
         best = float(summary.loc[summary["setting"] == name, "best_constant_eta"].iloc[0])
         mine = runs[runs["setting"] == name]
         curves = mine[["schedule", "constant_eta"]].drop_duplicates()
-        colors = curve_colours(len(curves))
+        colors = distinct_colours(len(curves))
         for k, (schedule, eta) in enumerate(curves.itertuples(index=False)):
             label = f"constant $\\eta$={eta:g}" if schedule == "constant" else schedule
             if schedule == "constant" and eta == best:

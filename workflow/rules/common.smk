@@ -1,4 +1,5 @@
 # Shared by every stage: configuration check, sidecar paths, the conda environment.
+import os
 import sys
 from pathlib import Path
 
@@ -7,9 +8,12 @@ import yaml
 from galu.claims import caption_path, reduced_claims
 from galu.closure import CodeScanner
 from galu.config import ConfigError, load_yaml, validate_files
+from galu.costs import CostModel
 from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
+from galu.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
+from galu.plan import preflight as cost_preflight
 from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
@@ -50,6 +54,9 @@ if workflow.is_main_process:
 # On a machine without a GPU, device auto and cpu both run on the CPU: the same results, so
 # the rules' device param must be the same (changing it must not rerun anything). Elsewhere
 # the setting passes unchanged (a cluster's login node cannot tell what its nodes have).
+# The setting as given, for the report's own Snakemake call (report.smk): "cpu" with a GPU
+# request is a contradiction the configuration check refuses.
+DEVICE_SETTING = config["device"]
 config["device"] = site_device(config["device"], local=workflow.local_exec)
 
 SCALE = config["scale"]
@@ -113,9 +120,49 @@ def report_figure(figure, template, **report_args):
     return report(figure, caption=caption, **report_args)
 
 
+# Every job's resources come from the cost model (galu/costs.py, constants fitted to our
+# measurements in workflow/costs/): runtime twice the predicted time plus 5 minutes (or the
+# config's runtime_min when it is not 0), mem_mb 1.5 times the predicted peak plus 200 MB.
+COSTS = CostModel.load(workflow.source_path("../costs/constants.yaml"))
+
+
+def cost_runtime(rule):
+    """The ``runtime`` resource (minutes) of ``rule``'s jobs."""
+    return lambda wildcards: job_request(COSTS, config, rule, wildcards)[0]
+
+
+def cost_mem(rule):
+    """The ``mem_mb`` resource of ``rule``'s jobs."""
+    return lambda wildcards: job_request(COSTS, config, rule, wildcards)[1]
+
+
+def check_costs(jobs):
+    """Before any job starts: refuse a local run with a job predicted to need more memory
+    than the machine has; warn of jobs predicted to outlast their declared runtime."""
+    planned = [
+        (j.rule.name, dict(j.wildcards.items()), j.resources.get("runtime"))
+        for j in jobs
+        if j.rule.name != "all"
+    ]
+    mem_gb = machine_memory_gb() if workflow.local_exec else float("inf")
+    errors, warnings = cost_preflight(COSTS, config, planned, mem_gb)
+    if os.environ.get(SKIP_ENV) == "1":
+        warnings, errors = warnings + errors, []
+    for line in format_problems(errors, warnings):
+        print(f"galu: {line}", file=sys.stderr)
+    if errors:
+        print(
+            f"galu: nothing started. Predictions: `galu plan` with the same --configfile;"
+            f" {SKIP_ENV}=1 starts anyway.",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+
+
 # A failed rerun keeps the last good outputs (galu/lastgood.py): linked when the run starts,
 # put back when it fails, and their jobs marked incomplete so the next run still redoes them.
 onstart:
+    check_costs(workflow.dag.needrun_jobs())
     snapshot_outputs()
 
 

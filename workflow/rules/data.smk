@@ -23,8 +23,8 @@ rule download:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=60,
+        mem_mb=cost_mem("download"),
+        runtime=cost_runtime("download"),
     # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
     # site settings (galu/sitekeys.py) the script reads from the config, so moving a mirror
     # reruns nothing.
@@ -50,8 +50,8 @@ rule prepare:
         ENV
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=cost_mem("prepare"),
+        runtime=cost_runtime("prepare"),
     params:
         substitutes=config["data"]["substitutes"],
     script:

@@ -16,27 +16,6 @@ GEN_PARAMS = {
 }
 
 
-# Networks in one image job's ensemble (linear has no width; gate scales only for the
-# sigmoid-gated models).
-GEN_IMAGE_MEMBERS = (
-    len(GEN["images"]["lrs"])
-    * GEN["images"]["seeds"]
-    * sum(
-        (
-            1
-            if model == "linear"
-            else len(GEN["images"]["widths"])
-            * (
-                len(GEN["images"]["gate_scales"])
-                if model in ("galu0", "galu_sigmoid_prev")
-                else 1
-            )
-        )
-        for model in GEN["images"]["models"]
-    )
-)
-
-
 wildcard_constraints:
     gen_image="mnist|fashion_mnist",
     gen_task="clusters|linear|parity",
@@ -59,10 +38,8 @@ rule generalization_images:
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        # Measured: 6.2 GB peak for the paper grid (588 networks, all 60,000 images), mostly
-        # the outputs kept for scoring; 10 MB per network covers it, plus the images and PCA.
-        mem_mb=2000 + 10 * GEN_IMAGE_MEMBERS,
-        runtime=GEN["images"]["runtime_min"],
+        mem_mb=cost_mem("generalization_images"),
+        runtime=cost_runtime("generalization_images"),
         gpu=1 if GEN["gpu"] else 0,
     params:
         settings=GEN_PARAMS["images"],
@@ -84,8 +61,8 @@ rule generalization_synthetic:
         ENV
     threads: 1
     resources:
-        mem_mb=1500,
-        runtime=lambda wc: GEN[wc.gen_task]["runtime_min"],
+        mem_mb=cost_mem("generalization_synthetic"),
+        runtime=cost_runtime("generalization_synthetic"),
         gpu=1 if GEN["gpu"] else 0,
     params:
         settings=lambda wc: GEN_PARAMS[wc.gen_task],
@@ -109,8 +86,8 @@ rule generalization_accuracy:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("generalization_accuracy"),
+        runtime=cost_runtime("generalization_accuracy"),
     script:
         "../../scripts/generalization_accuracy.py"
 
@@ -153,8 +130,8 @@ for gen_name in GEN["datasets"]:
             ENV
         threads: 1
         resources:
-            mem_mb=500,
-            runtime=5,
+            mem_mb=cost_mem(f"generalization_plot_{gen_name}"),
+            runtime=cost_runtime(f"generalization_plot_{gen_name}"),
         params:
             figure=gen_name,
             # Only the image figures show the depth: other figures do not rerun when it changes.

@@ -16,44 +16,6 @@ MEM_PARAMS = {
     },
 }
 
-
-MEM_SEARCH = MEM["min_width"]
-# Memory requests: 1 GB plus four float64 copies (padded data, predictions) of every network
-# a job holds at once: (networks, examples m, numbers per example d + out_dim).
-MEM_HELD = {
-    "underparam": (
-        len(MEM["underparam"]["models"])
-        * len(MEM["underparam"]["ms"])
-        * len(MEM["underparam"]["ds"])
-        * len(MEM["underparam"]["ks"])
-        * MEM["underparam"]["seeds"],
-        max(MEM["underparam"]["ms"]),
-        max(MEM["underparam"]["ds"]) + 1,
-    ),
-    "mse": (
-        len(MEM_SEARCH["mse"]["models"])
-        * len(MEM_SEARCH["mse"]["out_dims"])
-        * MEM_SEARCH["mse"]["seeds"]
-        * MEM_SEARCH["mse"]["probes_per_round"]
-        * MEM_SEARCH["mse"]["probe_seeds"],
-        MEM_SEARCH["mse"]["m"],
-        MEM_SEARCH["mse"]["d"] + max(MEM_SEARCH["mse"]["out_dims"]),
-    ),
-    "zero_error": (
-        len(MEM_SEARCH["zero_error"]["models"])
-        * len(MEM_SEARCH["zero_error"]["ms"])
-        * len(MEM_SEARCH["zero_error"]["ds"])
-        * MEM_SEARCH["zero_error"]["seeds"]
-        * MEM_SEARCH["zero_error"]["probes_per_round"]
-        * MEM_SEARCH["zero_error"]["probe_seeds"],
-        max(MEM_SEARCH["zero_error"]["ms"]),
-        max(MEM_SEARCH["zero_error"]["ds"]) + 1,
-    ),
-}
-MEM_MB = {
-    name: int(1000 + 4 * networks * m * width * 8 / 1e6)
-    for name, (networks, m, width) in MEM_HELD.items()
-}
 MEM_COMMON = {
     "dtype": MEM["dtype"],
     "ensemble_overhead": MEM["ensemble_overhead"],
@@ -79,8 +41,8 @@ rule memorization_underparam:
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        mem_mb=MEM_MB["underparam"],
-        runtime=MEM["underparam"]["runtime_min"],
+        mem_mb=cost_mem("memorization_underparam"),
+        runtime=cost_runtime("memorization_underparam"),
         gpu=1 if MEM["gpu"] else 0,
     params:
         settings=MEM_PARAMS["underparam"],
@@ -101,8 +63,8 @@ rule memorization_search:
         ENV
     threads: 1
     resources:
-        mem_mb=lambda wc: MEM_MB[wc.criterion],
-        runtime=lambda wc: MEM_SEARCH[wc.criterion]["runtime_min"],
+        mem_mb=cost_mem("memorization_search"),
+        runtime=cost_runtime("memorization_search"),
         gpu=1 if MEM["gpu"] else 0,
     params:
         settings=lambda wc: MEM_PARAMS[wc.criterion],
@@ -125,8 +87,8 @@ rule memorization_min_width:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("memorization_min_width"),
+        runtime=cost_runtime("memorization_min_width"),
     script:
         "../../scripts/memorization_collect.py"
 
@@ -165,8 +127,8 @@ for mem_name, mem_table in MEM_PLOTS.items():
             ENV
         threads: 1
         resources:
-            mem_mb=500,
-            runtime=5,
+            mem_mb=cost_mem(f"memorization_plot_{mem_name}"),
+            runtime=cost_runtime(f"memorization_plot_{mem_name}"),
         params:
             figure=mem_name,
             scale=SCALE,

@@ -16,8 +16,8 @@ rule normalization_coefficients:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("normalization_coefficients"),
+        runtime=cost_runtime("normalization_coefficients"),
     params:
         settings=config["normalization"]["coefficients"],
         scale=SCALE,
@@ -48,8 +48,8 @@ rule normalization_plot_coefficients:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_coefficients"),
+        runtime=cost_runtime("normalization_plot_coefficients"),
     params:
         settings=config["normalization"]["plot"],
         scale=SCALE,

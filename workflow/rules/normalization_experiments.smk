@@ -29,12 +29,6 @@ wildcard_constraints:
     norm_depth=r"\d+",
 
 
-# ~0.3 s per n = 1000 eigendecomposition, cubic in n; two variants per activation.
-NORM_ISO_MINUTES = 5 + (
-    len(NORM_ISO["activations"]) * NORM_ISO["seeds"] * (NORM_ISO["n"] // 1000) ** 3
-)
-
-
 rule normalization_isometry:
     output:
         csv=out("results/normalization/isometry.csv"),
@@ -49,9 +43,8 @@ rule normalization_isometry:
         ENV
     threads: 1
     resources:
-        # W, X, Z, F and F F^T in float64, with room for LAPACK's workspace.
-        mem_mb=400 + 64 * NORM_ISO["n"] ** 2 // 10**6,
-        runtime=NORM_ISO_MINUTES,
+        mem_mb=cost_mem("normalization_isometry"),
+        runtime=cost_runtime("normalization_isometry"),
     params:
         activations=NORM_ISO["activations"],
         n=NORM_ISO["n"],
@@ -74,8 +67,8 @@ rule normalization_lr_sweep:
         ENV
     threads: 1
     resources:
-        mem_mb=1000 + 8 * 3072 * NORM_TRAIN["n_train"] // 10**6,
-        runtime=NORM_TRAIN["runtime_min"],
+        mem_mb=cost_mem("normalization_lr_sweep"),
+        runtime=cost_runtime("normalization_lr_sweep"),
         gpu=NORM_TRAIN["gpus"],
     params:
         sweep=NORM_TRAIN["lr_sweep"],
@@ -108,8 +101,8 @@ rule normalization_train:
         ENV
     threads: 1
     resources:
-        mem_mb=1000 + 8 * 3072 * NORM_TRAIN["n_train"] // 10**6,
-        runtime=NORM_TRAIN["runtime_min"],
+        mem_mb=cost_mem("normalization_train"),
+        runtime=cost_runtime("normalization_train"),
         gpu=NORM_TRAIN["gpus"],
     params:
         epochs=NORM_TRAIN["epochs"],
@@ -152,8 +145,8 @@ rule normalization_trainability:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_trainability"),
+        runtime=cost_runtime("normalization_trainability"),
     params:
         loss_fraction=NORM_TRAIN["loss_fraction"],
         seeds=NORM_SEEDS,
@@ -186,8 +179,8 @@ rule normalization_spectra:
         ENV
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=cost_mem("normalization_spectra"),
+        runtime=cost_runtime("normalization_spectra"),
     params:
         seeds=NORM_SEEDS,
     script:
@@ -218,8 +211,8 @@ rule normalization_plot_isometry:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_isometry"),
+        runtime=cost_runtime("normalization_plot_isometry"),
     params:
         bins=NORM_ISO["bins"],
         scale=SCALE,
@@ -250,8 +243,8 @@ rule normalization_plot_training:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_training"),
+        runtime=cost_runtime("normalization_plot_training"),
     params:
         scale=SCALE,
     script:
@@ -282,8 +275,8 @@ rule normalization_plot_max_depth:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_max_depth"),
+        runtime=cost_runtime("normalization_plot_max_depth"),
     params:
         loss_fraction=NORM_TRAIN["loss_fraction"],
         scale=SCALE,
@@ -314,8 +307,8 @@ rule normalization_plot_layer_spectra:
         ENV
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_layer_spectra"),
+        runtime=cost_runtime("normalization_plot_layer_spectra"),
     params:
         scale=SCALE,
     script:
@@ -345,8 +338,8 @@ rule normalization_plot_jacobian:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_jacobian"),
+        runtime=cost_runtime("normalization_plot_jacobian"),
     params:
         scale=SCALE,
     script:
@@ -369,8 +362,8 @@ rule normalization_correlations:
         ENV
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=5,
+        mem_mb=cost_mem("normalization_correlations"),
+        runtime=cost_runtime("normalization_correlations"),
     params:
         settings=NORM_CORR,
         # The same subset and standardization as the training runs.
@@ -403,8 +396,8 @@ rule normalization_plot_correlations:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("normalization_plot_correlations"),
+        runtime=cost_runtime("normalization_plot_correlations"),
     params:
         scale=SCALE,
     script:

@@ -50,8 +50,8 @@ rule claims:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=cost_mem("claims"),
+        runtime=cost_runtime("claims"),
     params:
         scale=SCALE,
         # what this scale reduces from the paper's settings, printed in captions and landing
@@ -80,8 +80,8 @@ rule readme_check:
         ENV
     threads: 1
     resources:
-        mem_mb=200,
-        runtime=2,
+        mem_mb=cost_mem("readme_check"),
+        runtime=cost_runtime("readme_check"),
     params:
         # README's first section is the quick scale's verdict: another scale checks only the
         # paper-level section (against published/).
@@ -103,7 +103,9 @@ onsuccess:
         Path(t).exists() for t in ALL_TARGETS
     ):
         REPORT_CONFIG.parent.mkdir(parents=True, exist_ok=True)
-        REPORT_CONFIG.write_text(yaml.safe_dump(dict(config)))
+        REPORT_CONFIG.write_text(
+            yaml.safe_dump({**config, "device": DEVICE_SETTING})
+        )
         # Built aside, then renamed into place with its sidecar (galu/report_build.py).
         built = report_build_path()
         shell(

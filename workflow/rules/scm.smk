@@ -31,15 +31,6 @@ SCM_PARAMS = {
 SCM_SIM = {
     k: v for k, v in SCM["simulation"].items() if k not in ("gpu", "runtime_min")
 }
-# Weights, a block of inputs and the held-out inputs of every seed in float64, twice over.
-SCM_SIM_MEM_MB = (
-    500
-    + 16
-    * SCM_SIM["seeds"]
-    * SCM_SIM["N"]
-    * (SCM_SIM["n_test"] + SCM_SIM["block"] + 16)
-    // 1_000_000
-)
 
 
 wildcard_constraints:
@@ -58,8 +49,8 @@ rule scm_ode:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=15,
+        mem_mb=cost_mem("scm_ode"),
+        runtime=cost_runtime("scm_ode"),
     params:
         setting=lambda wc: SCM_PARAMS["ode"][wc.scm_setting],
         ode=SCM["ode"],
@@ -80,8 +71,8 @@ rule scm_simulation:
     # One example per step: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        mem_mb=SCM_SIM_MEM_MB,
-        runtime=SCM["simulation"]["runtime_min"],
+        mem_mb=cost_mem("scm_simulation"),
+        runtime=cost_runtime("scm_simulation"),
         gpu=1 if SCM["simulation"]["gpu"] else 0,
     params:
         setting=lambda wc: SCM_PARAMS["sim"][wc.scm_setting],
@@ -106,8 +97,8 @@ rule scm_trajectories:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("scm_trajectories"),
+        runtime=cost_runtime("scm_trajectories"),
     script:
         "../../scripts/scm_trajectories.py"
 
@@ -124,8 +115,8 @@ rule scm_stability:
         ENV
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=10,
+        mem_mb=cost_mem("scm_stability"),
+        runtime=cost_runtime("scm_stability"),
     params:
         stability=SCM["stability"],
         plateau=SCM_PARAMS["ode"]["relu_k2m2"],
@@ -162,8 +153,8 @@ for scm_name, scm_shown in SCM_FIGURES.items():
             ENV
         threads: 1
         resources:
-            mem_mb=1000,
-            runtime=5,
+            mem_mb=cost_mem(f"scm_plot_{scm_name}"),
+            runtime=cost_runtime(f"scm_plot_{scm_name}"),
         params:
             figure=scm_name,
             settings=scm_shown,
@@ -191,8 +182,8 @@ rule scm_schedules:
         ENV
     threads: 1
     resources:
-        mem_mb=SCM_SIM_MEM_MB,
-        runtime=SCM["simulation"]["runtime_min"],
+        mem_mb=cost_mem("scm_schedules"),
+        runtime=cost_runtime("scm_schedules"),
         gpu=1 if SCM["simulation"]["gpu"] else 0,
     params:
         schedules=SCM_SCHEDULES,
@@ -232,8 +223,8 @@ rule scm_plot_schedules:
         ENV
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=cost_mem("scm_plot_schedules"),
+        runtime=cost_runtime("scm_plot_schedules"),
     params:
         scale=SCALE,
         seeds=[config["seed"] + k for k in range(SCM_SIM["seeds"])],

@@ -1,0 +1,124 @@
+"""The workflow's jobs, expanded from a configuration the way the rule files expand them.
+
+One :class:`Job` per Snakemake job of ``rule all`` (rule name, wildcards, where its benchmark
+TSV lands). :func:`workflow_jobs` mirrors ``workflow/rules/*.smk``; ``tests/test_costs.py``
+checks it against Snakemake's own dry run for the quick, paper and smoke configurations, so
+the two cannot drift apart silently. Used by the cost plan (:mod:`galu.costs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGE_ORDER = ("data", "memorization", "generalization", "scm", "normalization", "report")
+IMAGE_DATASETS = ("mnist", "fashion_mnist")
+SYNTHETIC_TASKS = ("clusters", "linear", "parity")
+SCM_SETTINGS = ("perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3")
+SCM_FIGURES = ("perceptron", "relu_k2m2", "k3m2", "relu_k2m3", "schedules")
+MEMORIZATION_FIGURES = ("underparam", "min_width", "zero_error")
+NORMALIZATION_FIGURES = (
+    "coefficients",
+    "isometry",
+    "training",
+    "max_depth",
+    "layer_spectra",
+    "jacobian",
+    "correlations",
+)
+# Rules that run once per configuration, whatever its grids: (stage, rule, benchmark path).
+SINGLE = (
+    ("memorization", "memorization_underparam", "memorization/underparam"),
+    ("memorization", "memorization_min_width", "memorization/min_width"),
+    ("generalization", "generalization_accuracy", "generalization/accuracy"),
+    ("scm", "scm_trajectories", "scm/trajectories"),
+    ("scm", "scm_stability", "scm/stability"),
+    ("scm", "scm_schedules", "scm/schedules"),
+    ("normalization", "normalization_coefficients", "normalization/coefficients"),
+    ("normalization", "normalization_isometry", "normalization/isometry"),
+    ("normalization", "normalization_trainability", "normalization/trainability"),
+    ("normalization", "normalization_spectra", "normalization/spectra"),
+    ("normalization", "normalization_correlations", "normalization/correlations"),
+    ("report", "claims", "report/claims"),
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: its stage, rule, wildcards and benchmark file (``logs/benchmarks/<x>.tsv``)."""
+
+    stage: str
+    rule: str
+    benchmark: str
+    wildcards: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``rule`` or ``rule[key=value,...]``, as the plan prints it."""
+        if not self.wildcards:
+            return self.rule
+        inner = ",".join(f"{k}={v}" for k, v in self.wildcards.items())
+        return f"{self.rule}[{inner}]"
+
+
+def _datasets(config: Mapping[str, Any]) -> list[str]:
+    """Datasets some experiment reads (CIFAR-10 always: the normalization stage needs it)."""
+    images = [d for d in config["generalization"]["datasets"] if d in IMAGE_DATASETS]
+    return sorted([*images, "cifar10"])
+
+
+def _data_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
+    for name in _datasets(config):
+        wc = {"dataset": name}
+        yield Job("data", "download", f"data/download_{name}", wc)
+        yield Job("data", "prepare", f"data/prepare_{name}", wc)
+
+
+def _plot_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
+    for name in MEMORIZATION_FIGURES:
+        yield Job("memorization", f"memorization_plot_{name}", f"memorization/plot_{name}")
+    for name in config["generalization"]["datasets"]:
+        yield Job("generalization", f"generalization_plot_{name}", f"generalization/plot_{name}")
+    for name in SCM_FIGURES:
+        yield Job("scm", f"scm_plot_{name}", f"scm/plot_{name}")
+    for name in NORMALIZATION_FIGURES:
+        yield Job("normalization", f"normalization_plot_{name}", f"normalization/plot_{name}")
+
+
+def _experiment_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
+    for criterion in ("mse", "zero_error"):
+        wc = {"criterion": criterion}
+        yield Job("memorization", "memorization_search", f"memorization/min_width_{criterion}", wc)
+    for name in config["generalization"]["datasets"]:
+        if name in IMAGE_DATASETS:
+            yield Job(
+                "generalization", "generalization_images", f"generalization/{name}",
+                {"gen_image": name},
+            )  # fmt: skip
+        else:
+            yield Job(
+                "generalization", "generalization_synthetic", f"generalization/{name}",
+                {"gen_task": name},
+            )  # fmt: skip
+    for setting in SCM_SETTINGS:
+        for source in ("ode", "sim"):
+            rule = "scm_ode" if source == "ode" else "scm_simulation"
+            yield Job("scm", rule, f"scm/{setting}_{source}", {"scm_setting": setting})
+    train = config["normalization"]["trainability"]
+    for act in train["activations"]:
+        wc = {"norm_activation": act}
+        yield Job("normalization", "normalization_lr_sweep", f"normalization/lr_sweep_{act}", wc)
+        for depth in train["depths"]:
+            yield Job(
+                "normalization", "normalization_train",
+                f"normalization/train_{act}_depth{depth}",
+                {"norm_activation": act, "norm_depth": str(depth)},
+            )  # fmt: skip
+
+
+def workflow_jobs(config: Mapping[str, Any]) -> list[Job]:
+    """Every job ``snakemake --forceall`` plans for ``config`` (``rule all`` excluded)."""
+    jobs = [*_data_jobs(config), *_experiment_jobs(config), *_plot_jobs(config)]
+    jobs += [Job(stage, rule, bench) for stage, rule, bench in SINGLE]
+    return jobs

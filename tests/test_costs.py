@@ -1,0 +1,154 @@
+"""The cost model (galu/costs.py) against our measurements, and `galu plan`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from galu.costfit import MEASUREMENTS, fit_constants, measured_jobs, misses, ratios
+from galu.costs import CONSTANTS, CostModel
+from galu.jobs import workflow_jobs
+from galu.plan import job_request, make_plan, preflight, problems
+from galu.runconfig import run_config
+
+from conftest import REPO, run, tool
+
+CONFIGS = {
+    "quick": [],
+    "paper": ["config/paper.yaml"],
+    "paper-smoke": ["config/paper.yaml", "config/paper-smoke.yaml"],
+}
+
+
+@pytest.fixture(scope="module")
+def measured():
+    table = pd.read_csv(REPO / MEASUREMENTS, sep="\t")
+    return measured_jobs(REPO, table)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return CostModel.load(REPO / CONSTANTS)
+
+
+def test_every_quick_job_is_measured_and_predicted_within_a_factor_1_5(measured, model):
+    quick = [m for m in measured if m.run == "quick"]
+    labels = {m.job.label for m in quick}
+    assert labels == {j.label for j in workflow_jobs(run_config(REPO))}
+    table = ratios(model, quick)
+    assert misses(table).empty, misses(table).to_string()
+    # the check has teeth: jobs of a second and more are held to the factor itself
+    timed = table[table["measured_s"] >= 1]
+    assert len(timed) > 50
+    assert (timed["time_ratio"].between(1 / 1.5, 1.5)).all()
+
+
+def test_a_wrong_constant_fails_the_check(measured, model):
+    quick = [m for m in measured if m.run == "quick"]
+    for rule in ("normalization_train", "memorization_underparam", "scm_simulation"):
+        constants = {
+            "gpu_speedup": model.gpu_speedup,
+            "default": vars(model.default),
+            "rules": {name: dict(vars(c)) for name, c in model.rules.items()},
+        }
+        for key in ("base_s", "rate", "step_s"):
+            constants["rules"][rule][key] *= 2
+        wrong = misses(ratios(CostModel(constants), quick))
+        assert set(wrong["job"].str.split("[").str[0]) == {rule}
+
+
+def test_the_stored_constants_are_the_fit_of_the_stored_measurements(measured, model):
+    refit = CostModel(fit_constants(measured))
+    for rule, constants in model.rules.items():
+        assert refit.rules[rule] == constants, rule
+
+
+def _planned_by_snakemake(root: Path, files: list[str]) -> set[str]:
+    args = ["--configfile", *files] if files else []
+    proc = run([tool("snakemake"), "-n", "-F", "--cores", "2", *args], root)
+    out = proc.stdout + proc.stderr
+    jobs = set()
+    for block in re.split(r"^(?=\s*(?:local)?rule \w+:)", out, flags=re.M):
+        rule = re.match(r"\s*(?:local)?rule (\w+):", block)
+        if rule and rule.group(1) != "all":
+            wc = re.search(r"^\s+wildcards: (.*)$", block.split("\n[")[0], re.M)
+            inner = ",".join(wc.group(1).split(", ")) if wc else ""
+            jobs.add(f"{rule.group(1)}[{inner}]" if inner else rule.group(1))
+    return jobs
+
+
+@pytest.mark.parametrize("scale", sorted(CONFIGS))
+def test_the_job_list_is_the_one_snakemake_plans(repo_copy, scale):
+    files = CONFIGS[scale]
+    expected = {j.label for j in workflow_jobs(run_config(REPO, files))}
+    assert _planned_by_snakemake(repo_copy, files) == expected
+
+
+def test_resources_follow_the_model_and_runtime_min_overrides_it(model):
+    quick = run_config(REPO)
+    runtime, mem = job_request(model, quick, "memorization_underparam", {})
+    p = model.predict(
+        next(j for j in workflow_jobs(quick) if j.rule == "memorization_underparam"), quick
+    )
+    assert runtime == int(2 * p.seconds / 60 + 0.999) + 5
+    assert mem == int(1.5 * p.mem_mb + 0.999) + 200
+    paper = run_config(REPO, ["config/paper.yaml"])
+    assert job_request(model, paper, "memorization_underparam", {})[0] == 720
+    wc = {"norm_activation": "relu", "norm_depth": "100"}
+    assert job_request(model, paper, "normalization_train", wc)[0] == 720
+
+
+def test_plan_totals_and_problems(model):
+    quick = run_config(REPO)
+    plan = make_plan(quick, model, cores=2, gpus=0)
+    assert len(plan.predictions) == len(workflow_jobs(quick))
+    total = sum(p.seconds for p in plan.predictions)
+    # two cores: at least half the work, at least the longest job, at most all of it
+    assert max(total / 2, max(p.seconds for p in plan.predictions)) <= plan.wall_hours() * 3600
+    assert plan.wall_hours() * 3600 <= total
+    errors, warnings = problems(plan, mem_gb=1000)
+    assert errors == [] and warnings == []
+    errors, _ = problems(plan, mem_gb=0.5)
+    assert errors and all("exceeds this machine's 0.5 GB" in e for e in errors)
+    # a runtime override below the prediction is named with the estimate
+    overrides = ["memorization.underparam.runtime_min=1", "memorization.underparam.steps=100000"]
+    short = run_config(REPO, overrides=overrides)
+    job = ("memorization_underparam", {}, 1)
+    _, warnings = preflight(model, short, [job], mem_gb=1000)
+    assert len(warnings) == 1 and "declared runtime of 1 min" in warnings[0]
+
+
+def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
+    ok = run([tool("galu"), "plan", "--cores", "2", "--mem-gb", "64"], REPO)
+    for stage in ("data", "memorization", "generalization", "scm", "normalization", "report"):
+        assert re.search(rf"^{stage} ", ok.stdout, re.M)
+    assert "75 jobs" in ok.stdout and "ERROR" not in ok.stdout
+    paper = run(
+        [tool("galu"), "plan", "--configfile", "config/paper.yaml", "--gpus", "1", "--mem-gb", "1"],
+        REPO,
+        check=False,
+    )
+    assert paper.returncode == 1
+    assert re.search(r"^ERROR \S+: predicted peak memory [\d.]+ GB exceeds", paper.stdout, re.M)
+    assert "GPU times are uncalibrated" in paper.stdout
+    for bad in (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"]):
+        proc = run([tool("galu"), "plan", *bad], REPO, check=False)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("galu plan: ")
+
+
+def test_a_run_whose_job_cannot_fit_in_memory_starts_nothing(repo_copy):
+    target = "results/normalization/coefficients.csv"
+    proc = run(
+        [tool("snakemake"), "--cores", "1", target],
+        repo_copy,
+        check=False,
+        env={"GALU_MACHINE_MEM_GB": "0.01"},
+    )
+    assert proc.returncode == 2
+    assert "normalization_coefficients: predicted peak memory" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (repo_copy / target).exists()
