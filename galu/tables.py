@@ -51,9 +51,15 @@ def load_contract(source: Path) -> Contract:
     return Contract(source, raw["path"], tuple(raw.get("key", [])), columns)
 
 
-@functools.cache
 def contracts(folder: Path = CONTRACTS_DIR) -> tuple[Contract, ...]:
-    return tuple(load_contract(p) for p in sorted(Path(folder).glob("*.yaml")))
+    """Every contract in ``folder`` (relative to the working directory: a job's is the
+    repository root), read once per absolute folder."""
+    return _contracts_in(Path(folder).resolve())
+
+
+@functools.cache
+def _contracts_in(folder: Path) -> tuple[Contract, ...]:
+    return tuple(load_contract(p) for p in sorted(folder.glob("*.yaml")))
 
 
 def contract_for(path: str | os.PathLike[str], folder: Path = CONTRACTS_DIR) -> Contract | None:
