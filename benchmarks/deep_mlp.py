@@ -1,4 +1,4 @@
-"""Throughput of the deep-MLP training loops (static-normalization stage, issues 7 and 21).
+"""Throughput of the deep-MLP training loops (static-normalization stage).
 
 Trains ``--members`` deep plain MLPs of one shape (a learning-rate sweep: one network per
 rate, as the workflow's sweep jobs do) on a synthetic CIFAR-shaped tensor (nothing to

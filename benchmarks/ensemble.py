@@ -1,7 +1,7 @@
 """Throughput of the ensemble trainer against a plain loop over the same networks.
 
 The networks are those of the under-parameterized memorization experiment (Fiat, Malach
-& Shalev-Shwartz, arXiv 1906.05032, sec. 3; issue 4) on the quick grid of
+& Shalev-Shwartz, arXiv 1906.05032, sec. 3) on the quick grid of
 ``config/config.yaml`` (``memorization.underparam``): every model, (m, d, k) point and
 seed. The ensemble path fits them exactly as the workflow does
 (:func:`galu.memorization.fit_members`: planned, padded ensembles); the loop path fits

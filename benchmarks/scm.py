@@ -1,4 +1,4 @@
-"""Speed of the SCM order-parameter ODEs and simulations (issue 6).
+"""Speed of the SCM order-parameter ODEs and simulations.
 
 Times integrating K = 3, M = 2 ReLU from the paper's start to alpha = 3000 in the
 small-eta and the exact form (median of repeats), the vectorized right-hand side

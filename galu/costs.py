@@ -109,36 +109,53 @@ def _expected_width(m: int, d: int, out_dim: int, criterion: str) -> int:
 
 
 def _search(config: Config, wc: Wildcards) -> Sizes:
-    """The probes each search would make if its minimal width were the expected one,
-    replayed through the workflow's own search (:func:`galu.search.search_min_width`); all
-    searches advance in lock-step, one ensemble per round and data shape."""
+    """The probes each search of this job's part would make if its minimal width were the
+    expected one, replayed through the workflow's own search
+    (:func:`galu.search.search_min_width`); the part's searches advance in lock-step, one
+    ensemble per round and data shape. Searches are dealt to the ``parts`` jobs in the
+    grid's order (model, m, d, out_dim, seed), as :func:`galu.memorization.search_part`."""
     mem = config["memorization"]
     s = mem["min_width"][wc["criterion"]]
     mse = wc["criterion"] == "mse"
+    parts, part = s.get("parts", 1), int(wc.get("part", 0))
     ms, ds = ([s["m"]], [s["d"]]) if mse else (s["ms"], s["ds"])
-    nets = s["seeds"] * s["probe_seeds"]
-    total, rounds = Sizes(gpu=bool(mem["gpu"])), 0
+    total, rounds, index, mine, shapes = Sizes(gpu=bool(mem["gpu"])), 0, 0, 0, set()
     for model in s["models"]:
         for m in ms:
             for d in ds:
                 for out in s["out_dims"] if mse and model != "galu_exact" else [1]:
-                    target = _expected_width(m, d, out, wc["criterion"])
-                    start = min(s["width_max"], max(s["width_min"], int(s["ladder_start"] * m / d)))
-                    result = search_min_width(
-                        lambda widths, t=target: [w >= t for w in widths],
-                        s["width_min"], s["width_max"], start, s["probes_per_round"],
-                    )  # fmt: skip
-                    widths = sum(w for w, _ in result.probes)
-                    if model == "galu_exact":
-                        total += Sizes(work=nets * 2.0 * m * (widths * d) ** 2)
-                    else:
-                        batch = min(s["batch_size"] or m, m)
-                        total += Sizes(work=6.0 * s["steps"] * batch * nets * widths * (d + out))
-                    rounds = max(rounds, result.rounds)
+                    for _ in range(s["seeds"]):
+                        index += 1
+                        if (index - 1) % parts != part:
+                            continue
+                        mine, shapes = mine + 1, shapes | {(m, d)}
+                        total, done = _one_search(s, model, m, d, out, wc["criterion"], total)
+                        rounds = max(rounds, done)
     outs = max(s["out_dims"]) if mse else 1
-    held = s["probes_per_round"] * nets * max(ms) * (max(ds) + outs) * 4 * 8
-    held *= len(s["models"]) * len(ms) * len(ds) * (len(s["out_dims"]) if mse else 1)
-    return total + Sizes(steps=s["steps"] * rounds * len(ms) * len(ds), bytes=held)
+    held = s["probes_per_round"] * s["seeds"] * s["probe_seeds"] * max(ms) * (max(ds) + outs)
+    held *= 4 * 8 * len(s["models"]) * len(ms) * len(ds) * (len(s["out_dims"]) if mse else 1)
+    held *= mine / max(index, 1)
+    return total + Sizes(steps=s["steps"] * rounds * len(shapes), bytes=held)
+
+
+def _one_search(
+    s: Config, model: str, m: int, d: int, out: int, criterion: str, total: Sizes
+) -> tuple[Sizes, int]:
+    """``total`` plus one search's probes (``probe_seeds`` networks per probed width), and
+    the search's number of rounds."""
+    target = _expected_width(m, d, out, criterion)
+    start = min(s["width_max"], max(s["width_min"], int(s["ladder_start"] * m / d)))
+    result = search_min_width(
+        lambda widths, t=target: [w >= t for w in widths],
+        s["width_min"], s["width_max"], start, s["probes_per_round"],
+    )  # fmt: skip
+    widths = sum(w for w, _ in result.probes)
+    nets = s["probe_seeds"]
+    if model == "galu_exact":
+        return total + Sizes(work=nets * 2.0 * m * (widths * d) ** 2), result.rounds
+    batch = min(s["batch_size"] or m, m)
+    work = 6.0 * s["steps"] * batch * nets * widths * (d + out)
+    return total + Sizes(work=work), result.rounds
 
 
 # -- generalization (sec. 5) --------------------------------------------------------------

@@ -88,8 +88,16 @@ def _plot_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
 
 def _experiment_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
     for criterion in ("mse", "zero_error"):
-        wc = {"criterion": criterion}
-        yield Job("memorization", "memorization_search", f"memorization/min_width_{criterion}", wc)
+        for part in range(config["memorization"]["min_width"][criterion].get("parts", 1)):
+            yield Job(
+                "memorization", "memorization_search",
+                f"memorization/min_width_{criterion}_part{part}",
+                {"criterion": criterion, "part": str(part)},
+            )  # fmt: skip
+        yield Job(
+            "memorization", "memorization_search_table",
+            f"memorization/stack_min_width_{criterion}", {"criterion": criterion},
+        )  # fmt: skip
     for name in config["generalization"]["datasets"]:
         if name in IMAGE_DATASETS:
             yield Job(

@@ -441,10 +441,32 @@ def underparam_experiment(
     )
 
 
+def search_part(tasks: Sequence[CapacityTask], part: int, parts: int) -> list[CapacityTask]:
+    """The searches of job ``part`` of ``parts``: every ``parts``-th task of the grid from
+    ``part`` on, so that each job gets small and large m alike."""
+    if not 0 <= part < parts:
+        raise ValueError(f"part must be in [0, {parts}), got {part}")
+    return list(tasks[part::parts])
+
+
+def stack_parts(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The tables of :func:`search_part`'s parts ``0 .. parts-1`` (one row per task, in the
+    part's order) as one table in the grid's order: the table one job would have written."""
+    # row r of part p is task p + r * parts of the grid
+    keyed = [t.assign(_row=range(len(t)), _part=p) for p, t in enumerate(tables)]
+    stacked = pd.concat(keyed, ignore_index=True).sort_values(["_row", "_part"], kind="stable")
+    return stacked.drop(columns=["_row", "_part"]).reset_index(drop=True)
+
+
 def min_width_experiment(
-    criterion: str, section: Mapping[str, Any], common: Mapping[str, Any], device: str
+    criterion: str,
+    section: Mapping[str, Any],
+    common: Mapping[str, Any],
+    device: str,
+    part: int = 0,
 ) -> pd.DataFrame:
-    """Rows of ``min_width.csv`` for ``memorization.min_width.<criterion>``.
+    """Rows of ``min_width.csv`` for ``memorization.min_width.<criterion>``, for the
+    searches of job ``part`` of the section's ``parts`` (:func:`search_part`).
 
     ``mse``: one m and d, several label dimensions; ``zero_error``: several m and d,
     scalar sign labels.
@@ -457,6 +479,7 @@ def min_width_experiment(
     else:
         grid = (section["ms"], section["ds"], [1])
     tasks = capacity_tasks(section["models"], *grid, criterion, seeds)
+    tasks = search_part(tasks, part, section.get("parts", 1))
     return min_width_table(
         tasks,
         section["probe_seeds"],

@@ -1,4 +1,4 @@
-"""``galu plan``: what a configuration will cost, before it runs (issue 15).
+"""``galu plan``: what a configuration will cost, before it runs.
 
 Per stage and rule: the number of jobs, the predicted CPU-core-hours (GPU-hours for GPU
 rules), the peak memory of the largest job, and the wall time on the cores and GPUs given,

@@ -1,4 +1,4 @@
-"""Search the minimal memorizing width -> results/memorization/runs/min_width_<criterion>.csv."""
+"""Search the minimal memorizing widths of one part -> runs/min_width_<criterion>/part<i>.csv."""
 
 import logging
 
@@ -14,7 +14,8 @@ common = snakemake.params.common
 device = resolve_device(common["device"])
 run = Run.from_snakemake(snakemake, device=describe(device))
 criterion = snakemake.wildcards.criterion
-table = min_width_experiment(criterion, snakemake.params.settings, common, device)
+part = int(snakemake.wildcards.part)
+table = min_width_experiment(criterion, snakemake.params.settings, common, device, part)
 logging.info("minimal widths (%s):\n%s", criterion, table.to_string())
 for row in table[~table["found"]].itertuples():
     logging.warning(

@@ -205,12 +205,12 @@ def _leaf_keys(config: dict[str, Any], path: str = "") -> Iterator[str]:
 
 
 # What config/paper-cpu.yaml may change in config/paper.yaml: the scale, the device, the
-# reductions list, and only what a 2-core machine cannot afford (issue 15, section 3).
+# reductions list, and only what a 2-core machine cannot afford.
 PAPER_CPU_MAY_CHANGE = re.compile(
     r"scale|device|reductions"
     r"|(memorization|generalization|scm\.simulation)\.gpu|normalization\.trainability\.gpus"
     r"|memorization\.ensemble_overhead"
-    r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.probe_seeds"
+    r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.(probe_seeds|parts)"
     r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
     r"|scm\.simulation\.(N|seeds|n_test)|scm\.\w+\.sim_alpha_max"
     r"|normalization\.trainability\.\w+"

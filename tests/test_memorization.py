@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -191,3 +192,32 @@ def test_capacity_grid_leaves_out_undefined_exact_tasks() -> None:
     tasks = capacity_tasks(["galu", "galu_exact"], [64], [8], [1, 4], "mse", [0, 1])
     assert len(tasks) == 2 * 2 + 1 * 2
     assert all(t.out_dim == 1 for t in tasks if t.model == "galu_exact")
+
+
+def test_search_parts_deal_the_grid_and_stack_back_in_its_order() -> None:
+    tasks = capacity_tasks(["relu", "galu_exact"], [32, 64], [4], [1, 2], "mse", [0, 1])
+    parts = [mem.search_part(tasks, p, 3) for p in range(3)]
+    assert sorted(tasks.index(t) for part in parts for t in part) == list(range(len(tasks)))
+    assert [len(p) for p in parts] == [4, 4, 4]  # 12 tasks: relu 2x2x2, galu_exact 2x1x2
+    assert parts[1] == [tasks[1], tasks[4], tasks[7], tasks[10]]
+    tables = [pd.DataFrame({"task": [tasks.index(t) for t in p]}) for p in parts]
+    assert mem.stack_parts(tables)["task"].tolist() == list(range(len(tasks)))
+    assert mem.stack_parts(tables[:1]).equals(tables[0])  # one part: the table itself
+    with pytest.raises(ValueError, match=r"part must be in \[0, 3\), got 3"):
+        mem.search_part(tasks, 3, 3)
+
+
+def test_a_search_split_into_parts_gives_the_one_job_table() -> None:
+    """Each search's probes train in the part's ensembles instead of the whole grid's; a
+    member trains as alone in any ensemble, so the stacked table is the same."""
+    section = {
+        "m": 32, "d": 4, "out_dims": [1, 2], "models": ["relu", "galu", "galu_exact"],
+        "seeds": 1, "probe_seeds": 1, "width_min": 1, "width_max": 16, "probes_per_round": 2,
+        "ladder_start": 0.5, "steps": 30, "lr": 0.02, "batch_size": 0, "optimizer": "adam",
+        "mse_threshold": 0.3,
+    }  # fmt: skip
+    common = {"dtype": "float64", "ensemble_overhead": 0, "seed": 0, "device": "cpu"}
+    whole = mem.min_width_experiment("mse", section, common, "cpu")
+    split = {**section, "parts": 2}
+    parts = [mem.min_width_experiment("mse", split, common, "cpu", p) for p in range(2)]
+    pd.testing.assert_frame_equal(mem.stack_parts(parts), whole)

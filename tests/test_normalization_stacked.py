@@ -1,4 +1,4 @@
-"""The stacked deep-MLP trainer trains each network as it would alone (issue 21)."""
+"""The stacked deep-MLP trainer trains each network as it would alone."""
 
 import numpy as np
 import pytest

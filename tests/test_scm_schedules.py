@@ -145,7 +145,7 @@ def test_simulation_with_a_constant_schedule_equals_the_constant_eta() -> None:
 
 def test_the_schedules_figure_draws_the_papers_seven_constant_rates_in_distinct_colours():
     """config/paper.yaml has 7 constant etas plus 2 schedules: more curves than the style's
-    8 colours (a paper-only path that crashed before issue 15's paper-cpu slice)."""
+    8 colours (a paper-only path that crashed before the paper-cpu slice)."""
     import matplotlib.colors as mcolors
     import pandas as pd
 

@@ -1,4 +1,4 @@
-# Datasets (issue 3): verified raw archives (mirrors first, then the official URLs, then an
+# Datasets: verified raw archives (mirrors first, then the official URLs, then an
 # opted-in substitute) and converted arrays. Experiment stages request the processed arrays
 # they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
 from galu.data import dataset_names

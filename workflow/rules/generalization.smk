@@ -1,4 +1,4 @@
-# GaLU generalization (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 5; issue 5):
+# GaLU generalization (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 5):
 # MNIST and Fashion-MNIST (T hidden layers, PCA-64 inputs, hyper-parameters picked on a
 # validation split), Gaussian clusters against label noise, linearly separable data against
 # the training-set size, and parity. One training job per dataset; its grid of models,

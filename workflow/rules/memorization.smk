@@ -1,11 +1,14 @@
-# GaLU memorization and capacity (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 3;
-# issue 4): the under-parameterized loss law 1 - kd/m, and the minimal width that memorizes m
+# GaLU memorization and capacity (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 3):
+# the under-parameterized loss law 1 - kd/m, and the minimal width that memorizes m
 # random examples (Gaussian label vectors: criterion mse; random signs: zero_error). One
 # training job per experiment, each fitting all its networks as padded ensembles; the two
 # searches land in runs/ and are stacked into min_width.csv. Plot rules only read tables.
 
 MEM = config["memorization"]
 MEM_RUN = out("results/memorization/runs/min_width_{criterion}.csv")
+# One search job per part: `parts` splits a criterion's searches into jobs (galu.memorization
+# .search_part), so no job runs for hours; memorization_search_table stacks them in order.
+MEM_PART = out("results/memorization/runs/min_width_{criterion}/part{part}.csv")
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
 # changing it never reruns a job.
 MEM_PARAMS = {
@@ -26,6 +29,7 @@ MEM_COMMON = {
 
 wildcard_constraints:
     criterion="mse|zero_error",
+    part=r"\d+",
 
 
 rule memorization_underparam:
@@ -53,12 +57,12 @@ rule memorization_underparam:
 
 rule memorization_search:
     output:
-        csv=MEM_RUN,
-        meta=meta(MEM_RUN),
+        csv=MEM_PART,
+        meta=meta(MEM_PART),
     log:
-        out("logs/memorization/min_width_{criterion}.log"),
+        out("logs/memorization/min_width_{criterion}_part{part}.log"),
     benchmark:
-        out("logs/benchmarks/memorization/min_width_{criterion}.tsv")
+        out("logs/benchmarks/memorization/min_width_{criterion}_part{part}.tsv")
     conda:
         ENV
     threads: 1
@@ -71,6 +75,30 @@ rule memorization_search:
         common=MEM_COMMON,
     script:
         "../../scripts/memorization_min_width.py"
+
+
+rule memorization_search_table:
+    input:
+        lambda wc: expand(
+            MEM_PART,
+            criterion=wc.criterion,
+            part=range(MEM["min_width"][wc.criterion].get("parts", 1)),
+        ),
+    output:
+        csv=MEM_RUN,
+        meta=meta(MEM_RUN),
+    log:
+        out("logs/memorization/min_width_{criterion}_stack.log"),
+    benchmark:
+        out("logs/benchmarks/memorization/stack_min_width_{criterion}.tsv")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=cost_mem("memorization_search_table"),
+        runtime=cost_runtime("memorization_search_table"),
+    script:
+        "../../scripts/memorization_stack_parts.py"
 
 
 rule memorization_min_width:

@@ -1,5 +1,5 @@
-# Static activation normalization, the experiments (Richemond & Guo, arXiv 1905.01369;
-# issue 7): static isometry against Marchenko-Pastur, trainability of deep plain MLPs on
+# Static activation normalization, the experiments (Richemond & Guo, arXiv 1905.01369):
+# static isometry against Marchenko-Pastur, trainability of deep plain MLPs on
 # CIFAR-10 with a learning-rate sweep per activation, and layer / Jacobian spectra.
 # Training jobs are one per activation and depth; plot rules only read the tidy CSVs.
 

@@ -1,4 +1,4 @@
-# ReLU soft committee machines (Straat & Biehl, arXiv 1903.07378; issue 6). Per setting: the
+# ReLU soft committee machines (Straat & Biehl, arXiv 1903.07378). Per setting: the
 # order-parameter ODEs (exact in eta and/or the paper's small-eta form) and finite-N on-line
 # SGD simulations across seeds; the perceptron's and the K = M = 2 plateau's fixed points and
 # eigenvalues; figures like the paper's Figs. 1-4. Plot rules read the per-setting tables;
