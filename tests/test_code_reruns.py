@@ -47,6 +47,8 @@ NORM_CIFAR = {  # every job that reads data/processed/cifar10.npz, and what read
 MEM_ALL = {
     "memorization_underparam": 1,
     "memorization_search": 2,
+    # memorization.py (their stacking job's closure) imports the search and the trainer
+    "memorization_search_table": 2,
     "memorization_min_width": 1,
     "memorization_plot_underparam": 1,
     "memorization_plot_min_width": 1,
