@@ -53,6 +53,10 @@ def copy_repo(dest: Path) -> Path:
         "GIT_AUTHOR_EMAIL": "t@t",
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@t",
+        # A fixed date: two copies of the same tree get the same commit, so outputs that
+        # name the commit (the report's landing page) are comparable byte for byte.
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
     }
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "copy"]):
         subprocess.run(cmd, cwd=dest, check=True, env=env, capture_output=True)
