@@ -27,6 +27,7 @@ from scipy.optimize import least_squares
 from galu.costs import CostModel, Prediction, Sizes, job_sizes
 from galu.jobs import Job, workflow_jobs
 from galu.runconfig import run_config
+from galu.scales import QUICK, scale_of, scaled
 
 MEASUREMENTS = "workflow/costs/measurements.tsv"
 COLUMNS = ["run", "configfiles", "benchmark", "s", "cpu_time", "max_rss", "machine"]
@@ -53,16 +54,27 @@ class Measured:
     rss_mb: float
 
 
-def read_benchmarks(run_dir: str | Path) -> dict[str, tuple[float, float, float]]:
-    """``benchmark name -> (wall s, CPU s, max_rss MB)`` from a run's
-    ``logs/benchmarks/**/*.tsv`` (the mean over a file's rows: one per repeat)."""
-    root = Path(run_dir) / "logs/benchmarks"
+def read_benchmarks(
+    run_dir: str | Path, scale: str = QUICK
+) -> dict[str, tuple[float, float, float]]:
+    """``benchmark name -> (wall s, CPU s, max_rss MB)`` of a run of ``scale``: the mean over a
+    file's rows (one per repeat). The shared data rules' files come from
+    ``logs/benchmarks/data/``, every other from the scale's own ``logs/.../benchmarks/``."""
+    shared = Path(run_dir) / "logs/benchmarks"
+    own = Path(run_dir) / scaled("logs/benchmarks", scale)
+    files = {_name(p, shared): p for p in sorted((shared / "data").rglob("*.tsv"))}
+    files.update(
+        {_name(p, own): p for p in sorted(own.rglob("*.tsv")) if _name(p, own) not in files}
+    )
     found = {}
-    for path in sorted(root.rglob("*.tsv")):
+    for name, path in sorted(files.items()):
         table = pd.read_csv(path, sep="\t")
-        name = path.relative_to(root).with_suffix("").as_posix()
         found[name] = tuple(_mean(table, column) for column in ("s", "cpu_time", "max_rss"))
     return found
+
+
+def _name(path: Path, root: Path) -> str:
+    return path.relative_to(root).with_suffix("").as_posix()
 
 
 def _mean(table: pd.DataFrame, column: str) -> float:
@@ -76,7 +88,7 @@ def measurement_rows(
     rows = [
         {"run": run, "configfiles": " ".join(configfiles), "benchmark": name, "s": s,
          "cpu_time": cpu, "max_rss": rss, "machine": machine}
-        for name, (s, cpu, rss) in read_benchmarks(run_dir).items()
+        for name, (s, cpu, rss) in read_benchmarks(run_dir, scale_of(configfiles)).items()
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 

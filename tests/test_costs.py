@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.costfit import MEASUREMENTS, fit_constants, measured_jobs, misses, ratios
+from galu.costfit import MEASUREMENTS, fit_constants, measured_jobs, misses, ratios, read_benchmarks
 from galu.costs import CONSTANTS, CostModel
 from galu.jobs import workflow_jobs
 from galu.plan import job_request, make_plan, preflight, problems
@@ -152,3 +152,28 @@ def test_a_run_whose_job_cannot_fit_in_memory_starts_nothing(repo_copy):
     assert "normalization_coefficients: predicted peak memory" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (repo_copy / target).exists()
+
+
+def test_benchmarks_are_read_from_the_runs_own_scale(tmp_path):
+    """A paper-cpu run's benchmarks are under logs/paper-cpu/, except the shared data rules';
+    a quick run's files in the same checkout are not mixed into it."""
+
+    def bench(path: str, seconds: float) -> None:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(f"s\tcpu_time\tmax_rss\n{seconds}\t{seconds}\t10\n")
+
+    bench("logs/benchmarks/data/prepare_mnist.tsv", 1.0)
+    bench("logs/benchmarks/scm/trajectories.tsv", 2.0)
+    bench("logs/paper-cpu/benchmarks/scm/trajectories.tsv", 3.0)
+    bench("logs/paper-cpu/benchmarks/scm/stability.tsv", 4.0)
+    quick = read_benchmarks(tmp_path)
+    assert {k: v[0] for k, v in quick.items()} == {
+        "data/prepare_mnist": 1.0,
+        "scm/trajectories": 2.0,
+    }
+    paper = read_benchmarks(tmp_path, "paper-cpu")
+    assert {k: v[0] for k, v in paper.items()} == {
+        "data/prepare_mnist": 1.0,
+        "scm/trajectories": 3.0,
+        "scm/stability": 4.0,
+    }
