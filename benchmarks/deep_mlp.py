@@ -8,7 +8,7 @@ download, fits in a 64 MiB working tree) and prints, for one epoch each:
   (:mod:`galu.normalization.stacked`: all members as one batched network), which the
   workflow's sweep and training jobs use;
 - the same for the networks trained one after another by
-  :func:`galu.normalization.deep_mlp.train_epoch` (data on the device, minibatches
+  :func:`galu.normalization.training.train_epoch` (data on the device, minibatches
   sliced there);
 - a baseline in the same run: one network fed by a ``DataLoader`` over host tensors with
   one host-to-device copy per minibatch;
@@ -33,8 +33,10 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 from galu.device import describe, resolve_device
-from galu.normalization.deep_mlp import DeepMLP, TensorData, build_mlp, train_epoch
+from galu.normalization.cifar import TensorData
+from galu.normalization.mlp import DeepMLP, build_mlp
 from galu.normalization.stacked import StackedMLP, member_losses
+from galu.normalization.training import train_epoch
 
 # Stated fp32 peaks (FLOP/s) of known devices: dense, without tensor cores (torch keeps
 # TF32 off for fp32 matmuls by default). H100/H200 SXM: 67 TFLOP/s; A100: 19.5.

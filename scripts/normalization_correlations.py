@@ -4,8 +4,9 @@ import logging
 
 import pandas as pd
 
+from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.correlation import layer_correlations, random_baseline
-from galu.normalization.deep_mlp import build_mlp, start_cifar_job
+from galu.normalization.mlp import build_mlp
 from galu.provenance import log_to_file
 
 log_to_file(snakemake.log[0])

@@ -4,7 +4,7 @@ import logging
 
 import pandas as pd
 
-from galu.normalization.deep_mlp import start_cifar_job
+from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import chosen_lrs
 from galu.normalization.trainability import train_depth
 from galu.provenance import log_to_file

@@ -13,7 +13,7 @@ from galu.normalization.correlation import (
     pre_activations,
     random_baseline,
 )
-from galu.normalization.deep_mlp import build_mlp
+from galu.normalization.mlp import build_mlp
 
 FUNCTIONS = {
     "relu": lambda z: np.maximum(z, 0.0),

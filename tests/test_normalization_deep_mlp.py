@@ -9,20 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from galu.normalization.deep_mlp import (
-    DeepMLP,
-    TrainSettings,
-    build_mlp,
-    default_gain,
-    load_arrays,
-    prepare_data,
-    standardize_images,
-    start_cifar_job,
-    train,
-)
+from galu.normalization.cifar import load_arrays, prepare_data, standardize_images
+from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import choose_lr, chosen_lrs, lr_sweep
+from galu.normalization.mlp import DeepMLP, build_mlp, default_gain
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
+from galu.normalization.training import TrainSettings, train
 from galu.provenance import is_substitute
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest

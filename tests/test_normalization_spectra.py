@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from galu.normalization.deep_mlp import build_mlp, default_gain
+from galu.normalization.mlp import build_mlp, default_gain
 from galu.normalization.spectra import (
     jacobian_squared_singular_values,
     jacobian_table,

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from galu.normalization.deep_mlp import TensorData, TrainSettings, build_mlp, train
+from galu.normalization.cifar import TensorData
 from galu.normalization.lr_sweep import lr_sweep
+from galu.normalization.mlp import build_mlp
 from galu.normalization.stacked import StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
+from galu.normalization.training import TrainSettings, train
 
 
 def _data(n: int = 96, dim: int = 48, seed: int = 0) -> TensorData:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from galu.normalization.deep_mlp import prepare_data
+from galu.normalization.cifar import prepare_data
 from galu.normalization.trainability import (
     max_trainable_depth,
     run_outcomes,

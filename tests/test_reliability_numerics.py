@@ -19,7 +19,7 @@ import torch
 from galu.ensemble import TrainSettings, mse_loss, train_ensemble
 from galu.memorization import CapacityTask, FitOptions, min_width_table
 from galu.models import make_model
-from galu.normalization import deep_mlp, lr_sweep
+from galu.normalization import cifar, lr_sweep, mlp, training
 from galu.normalization.trainability import max_trainable_depth, run_outcomes, trains
 
 MEMBERS, N, D = 4, 32, 5
@@ -72,27 +72,27 @@ def test_the_width_search_counts_diverged_probes_as_failures(criterion):
     assert row["probes"] >= 1 and math.isnan(row["metric_at_min"])
 
 
-def _tiny_data(seed: int = 0) -> deep_mlp.TensorData:
+def _tiny_data(seed: int = 0) -> cifar.TensorData:
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(256, 20, generator=gen)
     y = torch.randint(0, 10, (256,), generator=gen)
-    return deep_mlp.TensorData(x[:192], y[:192], x[192:], y[192:])
+    return cifar.TensorData(x[:192], y[:192], x[192:], y[192:])
 
 
 def test_a_diverging_deep_network_is_recorded_and_never_counts_as_trained():
     data = _tiny_data()
-    settings = deep_mlp.TrainSettings(lr=1e8, epochs=6, batch_size=32, momentum=0.9)
-    model = deep_mlp.build_mlp("relu", 3, 16, seed=0, input_dim=20)
-    curve = deep_mlp.train(model, data, settings, seed=0)
+    settings = training.TrainSettings(lr=1e8, epochs=6, batch_size=32, momentum=0.9)
+    model = mlp.build_mlp("relu", 3, 16, seed=0, input_dim=20)
+    curve = training.train(model, data, settings, seed=0)
     assert curve["diverged"].all()
     assert np.all(np.isfinite(curve["train_loss"]))  # the table keeps only finite epochs
     assert curve["epoch"].max() < settings.epochs  # it stopped at the first non-finite epoch
     assert not trains(curve["train_loss"], 0.8, math.log(10), diverged=True)
     # The flag alone decides: a loss that fell before the blow-up does not make it train.
     assert trains([2.3, 0.5], 0.8, math.log(10)) and not trains([2.3, 0.5], 0.8, diverged=True)
-    healthy_settings = deep_mlp.TrainSettings(lr=0.05, epochs=6, batch_size=32, momentum=0.9)
-    healthy = deep_mlp.train(
-        deep_mlp.build_mlp("relu", 2, 16, seed=0, input_dim=20), data, healthy_settings, seed=0
+    healthy_settings = training.TrainSettings(lr=0.05, epochs=6, batch_size=32, momentum=0.9)
+    healthy = training.train(
+        mlp.build_mlp("relu", 2, 16, seed=0, input_dim=20), data, healthy_settings, seed=0
     )
     assert not healthy["diverged"].any()
     runs = pd.concat(

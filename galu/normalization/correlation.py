@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from galu.normalization.deep_mlp import DeepMLP
+from galu.normalization.mlp import DeepMLP
 
 # Second moments E f(u) f(v) of the activations with a closed form, as functions of rho.
 _SECOND_MOMENTS = {

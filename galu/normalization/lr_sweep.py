@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from galu.normalization.deep_mlp import TensorData, build_mlp
+from galu.normalization.cifar import TensorData
+from galu.normalization.mlp import build_mlp
 from galu.normalization.stacked import train_stacked
 
 

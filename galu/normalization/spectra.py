@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from galu.normalization.deep_mlp import DeepMLP
+from galu.normalization.mlp import DeepMLP
 
 STAGES = ("init", "trained")
 

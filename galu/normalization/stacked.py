@@ -17,11 +17,11 @@ Why this trains each network exactly as alone (up to float rounding):
   (``buf = m buf + lr_e g``, ``w -= buf`` is ``lr_e`` times ``buf = m buf + g``,
   ``w -= lr_e buf``), so this is SGD with momentum at ``lr_e`` for each member;
 - each member's minibatch order comes from its own seed (:func:`member_orders`), the
-  same stream :func:`galu.normalization.deep_mlp.train` draws; members with one seed
+  same stream :func:`galu.normalization.training.train` draws; members with one seed
   share one order, and then the first layer is one matmul with the shared batch.
 
 A member whose epoch-end training loss is not finite stops being recorded there, as in
-:func:`~galu.normalization.deep_mlp.train`; its weights stay apart from the others'.
+:func:`~galu.normalization.training.train`; its weights stay apart from the others'.
 """
 
 from __future__ import annotations
@@ -35,16 +35,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from galu.feedback import log_progress
-from galu.normalization.deep_mlp import (
-    EVAL_BATCH,
-    SHUFFLE_STREAM,
-    DeepMLP,
-    TensorData,
-    TrainSettings,
-    split_activation,
-    stream_seed,
-)
+from galu.normalization.cifar import TensorData
+from galu.normalization.mlp import DeepMLP, split_activation
 from galu.normalization.modules import make_activation
+from galu.normalization.streams import SHUFFLE_STREAM, stream_seed
+from galu.normalization.training import EVAL_BATCH, TrainSettings
 
 # nn.BatchNorm1d's defaults, so that the stacked batch norm matches the per-network one.
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1
@@ -66,7 +61,7 @@ def _same_shape(models: Sequence[DeepMLP]) -> None:
 
 
 class StackedMLP(nn.Module):
-    """``E`` :class:`~galu.normalization.deep_mlp.DeepMLP` of one shape as one module.
+    """``E`` :class:`~galu.normalization.mlp.DeepMLP` of one shape as one module.
 
     ``forward`` maps a shared batch ``(B, in)`` or per-member batches ``(E, B, in)`` to
     logits ``(E, B, classes)``. :meth:`write_back` copies the (trained) weights into the
@@ -181,7 +176,7 @@ def evaluate_members(model: StackedMLP, x: Tensor, y: Tensor) -> tuple[Tensor, T
 
 
 def member_orders(seeds: Sequence[int], device: torch.device) -> list[torch.Generator]:
-    """One shuffle generator per distinct seed, seeded as deep_mlp.train seeds its own."""
+    """One shuffle generator per distinct seed, seeded as training.train seeds its own."""
     return [
         torch.Generator(device=device).manual_seed(stream_seed(s, SHUFFLE_STREAM))
         for s in dict.fromkeys(seeds)
@@ -208,7 +203,7 @@ def _train_epoch(
     batch: int,
     lrs: Tensor,
 ) -> None:
-    """One pass in full minibatches (the remainder is skipped, as in deep_mlp.train_epoch)."""
+    """One pass in full minibatches (the remainder is skipped, as in training.train_epoch)."""
     n = len(data.y_train)
     model.train()
     for start in range(0, n - batch + 1, batch):
@@ -232,7 +227,7 @@ def train_stacked(
     """Train ``models`` (one shape) together, model e at ``lrs[e]`` with batch order
     ``seeds[e]``; write the trained weights back into them.
 
-    Returns one table per model, as :func:`galu.normalization.deep_mlp.train` does for one:
+    Returns one table per model, as :func:`galu.normalization.training.train` does for one:
     a row per epoch (0 = at initialization) with ``epoch, train_loss, train_error,
     test_loss, test_error, diverged``; a model whose training loss became non-finite has
     rows up to its last finite epoch and ``diverged`` True.

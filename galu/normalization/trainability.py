@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from galu.normalization.deep_mlp import TensorData
+    from galu.normalization.cifar import TensorData
 
 
 def _check_fraction(fraction: float) -> None:
@@ -137,7 +137,7 @@ def train_depth(
     """
     # Imported here, not at the top: the jobs that only tabulate the curves (trainability,
     # spectra) then start without torch (about 1.7 s of CPU each).
-    from galu.normalization.deep_mlp import build_mlp, default_gain
+    from galu.normalization.mlp import build_mlp, default_gain
     from galu.normalization.spectra import jacobian_table, spectra_table
     from galu.normalization.stacked import train_stacked
 

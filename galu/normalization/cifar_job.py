@@ -1,0 +1,29 @@
+"""The start of every CIFAR-10 job of the normalization stage (Richemond & Guo, arXiv
+1905.01369, Sec. 4): threads, device, provenance and the prepared data, in one call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from galu.device import describe, resolve_device
+from galu.normalization.cifar import TensorData, load_arrays, prepare_data
+from galu.provenance import Run
+
+
+def start_cifar_job(
+    smk: Any, n_train: int | None, n_test: int | None, seed: int, device: str = "cpu"
+) -> tuple[Run, TensorData]:
+    """What every CIFAR-10 job script does first, ``smk`` being its ``snakemake`` object.
+
+    Uses the rule's threads, resolves ``device`` (auto, cpu or cuda), loads ``input.npz``,
+    opens the job's :class:`~galu.provenance.Run` (recording the device and whether the
+    data are a substitute), then subsamples and standardizes the images onto the device
+    (:func:`prepare_data`).
+    """
+    torch.set_num_threads(smk.threads)
+    resolved = resolve_device(device)
+    arrays, substitute = load_arrays(smk.input.npz)
+    run = Run.from_snakemake(smk, device=describe(resolved), extra={"data_substitute": substitute})
+    return run, prepare_data(arrays, n_train, n_test, seed, resolved)
