@@ -10,8 +10,9 @@ from galu.landing import LANDING_PAGE
 #   snakemake --cores 2 --configfile config/paper.yaml   the papers' scale
 #
 # The configuration is validated against workflow/schemas/config.schema.yaml before any job
-# runs. Each stage lives in workflow/rules/<stage>.smk and appends its final outputs to
-# ALL_TARGETS, which `rule all` (the default target) requests.
+# runs. Each stage lives in workflow/rules/<stage>.smk, or in <stage>_<part>.smk files named
+# for what they hold (normalization: static, training, figures), and appends its final
+# outputs to ALL_TARGETS, which `rule all` (the default target) requests.
 
 
 configfile: "config/config.yaml"
@@ -46,8 +47,9 @@ ALL_TARGETS = []
 
 
 include: "workflow/rules/data.smk"
-include: "workflow/rules/normalization.smk"
-include: "workflow/rules/normalization_experiments.smk"
+include: "workflow/rules/normalization_static.smk"
+include: "workflow/rules/normalization_training.smk"
+include: "workflow/rules/normalization_figures.smk"
 include: "workflow/rules/scm.smk"
 include: "workflow/rules/generalization.smk"
 include: "workflow/rules/memorization.smk"

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
 
+from galu.jobs import NORMALIZATION_FIGURES
 from galu.provenance import SIDECAR_SUFFIX, Run
 from galu.sitekeys import gpu_may_be_present
 
@@ -61,27 +62,23 @@ GEN_SYNTHETIC = {
     "generalization_plot_linear": 1,
     "generalization_plot_parity": 1,
 }
+NORM_PLOTS = {f"normalization_plot_{n}": 1 for n in NORMALIZATION_FIGURES}
 PLOTS = {
     **SCM_PLOTS,
+    **NORM_PLOTS,
     "memorization_plot_underparam": 1,
     "memorization_plot_min_width": 1,
     "memorization_plot_zero_error": 1,
     "generalization_plot_clusters": 1,
     "generalization_plot_linear": 1,
     "generalization_plot_parity": 1,
-    "normalization_plot_coefficients": 1,
-    "normalization_plot_isometry": 1,
-    "normalization_plot_training": 1,
-    "normalization_plot_max_depth": 1,
-    "normalization_plot_layer_spectra": 1,
-    "normalization_plot_jacobian": 1,
-    "normalization_plot_correlations": 1,
 }
 
 
 def code_edit(text: str) -> str:
-    """A real change of the code: a new module-level constant before the first function."""
-    at = text.index("\ndef ")
+    """A real change of the code: a new module-level constant before the first function,
+    class or decorator."""
+    at = re.search(r"\n(?=def |class |@)", text).start()
     return f"{text[:at]}\n_EDITED_FOR_THE_TEST = 1\n{text[at:]}"
 
 
@@ -106,9 +103,17 @@ EDITS = {
         },
     ),
     "galu/scm/figures.py": (code_edit, {**SCM_PLOTS}),
+    # the figures module draws Marchenko-Pastur's density from it: every normalization figure
     "galu/normalization/isometry.py": (
         code_edit,
-        {"normalization_isometry": 1, "normalization_plot_isometry": 1, "claims": 1},
+        {"normalization_isometry": 1, **NORM_PLOTS, "claims": 1},
+    ),
+    "galu/normalization/figures.py": (code_edit, {**NORM_PLOTS}),
+    # the training loop: the CIFAR-10 jobs that train and what reads them, not the
+    # correlations of networks at initialization
+    "galu/normalization/training.py": (
+        code_edit,
+        {**{k: n for k, n in NORM_CIFAR.items() if "correlations" not in k}, "claims": 1},
     ),
     # the width search: galu.memorization (the under-parameterized job too) imports it
     "galu/search.py": (code_edit, {**MEM_ALL, "claims": 1}),

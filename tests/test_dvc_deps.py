@@ -23,7 +23,8 @@ def test_stage_deps_follow_imports_and_keep_data_deps():
     assert not any(d.startswith(("galu/normalization/", "galu/memorization")) for d in scm)
     norm = read_deps((REPO / "dvc.yaml").read_text())["normalization"]
     assert "data/processed/cifar10.npz" in norm  # not code: kept as written
-    assert {"workflow/rules/normalization.smk", "workflow/rules/normalization_experiments.smk",
+    assert {"workflow/rules/normalization_static.smk", "workflow/rules/normalization_training.smk",
+            "workflow/rules/normalization_figures.smk", "scripts/normalization_plot.py",
             "galu/data/convert.py", "galu/device.py"} <= set(norm)  # fmt: skip
 
 

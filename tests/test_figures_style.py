@@ -2,8 +2,9 @@
 visible zero-height bars, legends that list only visible curves and sit beside the data,
 log axes with enough tick labels, and the Jacobian figure's honest treatment of zeros.
 
-Plot scripts are run as Snakemake would (``runpy`` with a ``snakemake`` object) on tiny
-synthetic tables; ``Run.save_figure`` is replaced so the test can read the figure back."""
+The drawing functions of galu/normalization/figures.py are called on tiny synthetic tables;
+the plot script is run as Snakemake would (``runpy`` with a ``snakemake`` object), with
+``Run.save_figure`` replaced so the test can read the figure back."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
+from galu.normalization import figures as norm_figures
 from galu.plotting import (
     ACTIVATION_COLOURS,
     activation_colour,
@@ -55,7 +57,11 @@ class Smk:
 @pytest.fixture
 def drawn(monkeypatch):
     figures = []
-    monkeypatch.setattr(Run, "save_figure", lambda self, fig, path, **kw: figures.append(fig))
+    monkeypatch.setattr(
+        Run,
+        "save_figure",
+        lambda self, fig, path, seeds=(): figures.append((fig, list(seeds), self.extra)),
+    )
     yield figures
     plt.close("all")
 
@@ -69,7 +75,13 @@ def run_script(tmp_path, name, inputs, params, drawn):
         str(REPO / "scripts" / name),
         init_globals={"snakemake": Smk(tmp_path, name, paths, params)},
     )
-    return drawn[-1]
+    return drawn[-1][0]
+
+
+def draw(figure, tables, **params):
+    """A normalization figure in the house style, as the plot script draws it."""
+    use_style()
+    return norm_figures.DRAW[figure](tables, scale="quick", **params)
 
 
 def line_colours(fig):
@@ -129,22 +141,12 @@ def correlation_table():
     )
 
 
-def test_every_normalization_figure_draws_an_activation_in_its_one_colour(tmp_path, drawn):
+def test_every_normalization_figure_draws_an_activation_in_its_one_colour():
     depth, runs = max_depth_tables()
     figures = {
-        "training": run_script(
-            tmp_path, "normalization_plot_training.py", {"csv": training_table()}, {}, drawn
-        ),
-        "max_depth": run_script(
-            tmp_path,
-            "normalization_plot_max_depth.py",
-            {"max_depth": depth, "runs": runs},
-            {"loss_fraction": 0.8},
-            drawn,
-        ),
-        "correlations": run_script(
-            tmp_path, "normalization_plot_correlations.py", {"csv": correlation_table()}, {}, drawn
-        ),
+        "training": draw("training", {"trainability": training_table()}),
+        "max_depth": draw("max_depth", {"max_depth": depth, "runs": runs}, loss_fraction=0.8),
+        "correlations": draw("correlations", {"correlations": correlation_table()}),
     }
     for name, fig in figures.items():
         colours = line_colours(fig)
@@ -164,11 +166,14 @@ def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     depth, runs = max_depth_tables()
     fig = run_script(
         tmp_path,
-        "normalization_plot_max_depth.py",
+        "normalization_plot.py",
         {"max_depth": depth, "runs": runs},
-        {"loss_fraction": 0.8},
+        {"figure": "max_depth", "draw": {"loss_fraction": 0.8}},
         drawn,
     )
+    # the sidecar records the seeds of the runs drawn and the drawing function
+    assert drawn[-1][1] == [0]
+    assert drawn[-1][2]["drawn_by"] == "galu.normalization.figures.draw_max_depth"
     bars = fig.axes[0]
     assert [t.get_text() for t in bars.texts] == ["0"]  # tilted_relu's depth 0, only
     use_style()
@@ -200,7 +205,7 @@ def test_log_axes_carry_at_least_three_tick_labels(limits):
     assert labelled_ticks(ax, "y") >= 3
 
 
-def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_path, drawn):
+def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles():
     rng = np.random.default_rng(0)
     summary, eigen = [], []
     for a in ("relu", "tanh"):
@@ -210,13 +215,8 @@ def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_
             )
             for value in rng.uniform(0, 4, 50):
                 eigen.append(dict(activation=a, variant=variant, seed=0, eigenvalue=value))
-    fig = run_script(
-        tmp_path,
-        "normalization_plot_isometry.py",
-        {"csv": pd.DataFrame(summary), "eigenvalues": pd.DataFrame(eigen)},
-        {"bins": 12},
-        drawn,
-    )
+    tables = {"isometry": pd.DataFrame(summary), "eigenvalues": pd.DataFrame(eigen)}
+    fig = draw("isometry", tables, bins=12)
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 2
     for ax in panels:
@@ -225,7 +225,7 @@ def test_isometry_panels_have_y_labels_and_the_KS_distances_in_their_titles(tmp_
         assert ax.get_legend() is None  # one figure legend instead, below the panels
 
 
-def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(tmp_path, drawn):
+def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor():
     values = np.r_[np.zeros(6), np.geomspace(1e-3, 10, 4)]
     rows = [
         dict(activation="relu", width=8, depth=3, seed=0, squared_singular_value=v) for v in values
@@ -234,9 +234,7 @@ def test_jacobian_figure_states_the_fraction_of_zeros_instead_of_a_hidden_floor(
         dict(activation="tilted_relu", width=8, depth=3, seed=0, squared_singular_value=1.0)
         for _ in values
     ]
-    fig = run_script(
-        tmp_path, "normalization_plot_jacobian.py", {"csv": pd.DataFrame(rows)}, {}, drawn
-    )
+    fig = draw("jacobian", {"jacobian": pd.DataFrame(rows)})
     relu = fig.axes[0]
     labels = [t.get_text() for t in relu.get_legend().get_texts()]
     assert labels == ["depth 3: 60 % < 1e-12, not drawn"]

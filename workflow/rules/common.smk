@@ -100,6 +100,27 @@ def meta(path):
     return str(sidecar_path(path))
 
 
+def with_sidecars(**outputs):
+    """A rule's ``output:`` entries, each followed by its provenance sidecar: ``csv`` ->
+    ``meta``, any other name ``x`` -> ``x_meta`` (``output: **with_sidecars(csv=...)``), so
+    a path is written once per rule."""
+    named = {}
+    for name, path in outputs.items():
+        named[name] = path
+        named["meta" if name == "csv" else f"{name}_meta"] = meta(path)
+    return named
+
+
+def job_log(name):
+    """A job's log file, ``logs/<name>.log`` in this scale's output root."""
+    return out(f"logs/{name}.log")
+
+
+def job_benchmark(name):
+    """A job's benchmark table, ``logs/benchmarks/<name>.tsv`` (the cost model reads these)."""
+    return out(f"logs/benchmarks/{name}.tsv")
+
+
 # Figures in the report: figure's contract path (unscaled, as workflow/claims.yaml and
 # galu/observations.py name it) -> its caption template under workflow/report/. For each
 # figure, `claims` in report.smk writes the full caption to results/captions/ (the template
@@ -134,6 +155,12 @@ def cost_runtime(rule):
 def cost_mem(rule):
     """The ``mem_mb`` resource of ``rule``'s jobs."""
     return lambda wildcards: job_request(COSTS, config, rule, wildcards)[1]
+
+
+def job_resources(rule, **more):
+    """A rule's ``resources:`` from the cost model, plus ``more`` (``gpu=...``):
+    ``resources: **job_resources("rule_name")``."""
+    return {"mem_mb": cost_mem(rule), "runtime": cost_runtime(rule), **more}
 
 
 def check_costs(jobs):

@@ -1,0 +1,51 @@
+# Static activation normalization without training or data (Richemond & Guo, arXiv
+# 1905.01369): the Gaussian-moment coefficients alpha, beta, gamma of each activation, and
+# static isometry, the spectra of (1/n) F F^T for raw and normalized activations against
+# Marchenko-Pastur. Their figures: normalization_figures.smk.
+
+NORM_ISO = config["normalization"]["isometry"]
+
+
+rule normalization_coefficients:
+    output:
+        **with_sidecars(
+            csv=out("results/normalization/coefficients.csv"),
+            summary=out("results/normalization/coefficients_summary.json"),
+        ),
+    log:
+        job_log("normalization/coefficients"),
+    benchmark:
+        job_benchmark("normalization/coefficients")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_coefficients"),
+    params:
+        settings=config["normalization"]["coefficients"],
+        scale=SCALE,
+    script:
+        "../../scripts/normalization_coefficients.py"
+
+
+rule normalization_isometry:
+    output:
+        **with_sidecars(
+            csv=out("results/normalization/isometry.csv"),
+            eigenvalues=out("results/normalization/isometry_eigenvalues.csv"),
+        ),
+    log:
+        job_log("normalization/isometry"),
+    benchmark:
+        job_benchmark("normalization/isometry")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_isometry"),
+    params:
+        activations=NORM_ISO["activations"],
+        n=NORM_ISO["n"],
+        seeds=[config["seed"] + i for i in range(NORM_ISO["seeds"])],
+    script:
+        "../../scripts/normalization_isometry.py"

@@ -1,0 +1,168 @@
+# Deep plain MLPs on CIFAR-10 (Richemond & Guo, arXiv 1905.01369, Sec. 4): a learning-rate
+# sweep per activation, one training job per activation and depth (curves, layer spectra,
+# Jacobian spectra), the tables gathered from them, and the correlations of networks at
+# initialization. Their figures: normalization_figures.smk.
+
+NORM_TRAIN = config["normalization"]["trainability"]
+NORM_SPECTRA = config["normalization"]["spectra"]
+NORM_CIFAR = "data/processed/cifar10.npz"
+# One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
+NORM_RUN = out("results/normalization/runs/{norm_activation}_depth{norm_depth}")
+NORM_SEEDS = [config["seed"] + i for i in range(NORM_TRAIN["seeds"])]
+# Spectra are kept only for activations that are also trained.
+NORM_SPECTRA_ACTS = [
+    a for a in NORM_SPECTRA["activations"] if a in NORM_TRAIN["activations"]
+]
+NORM_DEPTHS = NORM_TRAIN["depths"]
+# Jacobian inputs per training job, keyed by "are this activation's spectra kept?".
+NORM_JACOBIAN = {True: NORM_SPECTRA["jacobian_samples"], False: 0}
+# Data settings shared by the sweep and the training jobs (same subset, same batches).
+NORM_DATA = {
+    key: NORM_TRAIN[key] for key in ("n_train", "n_test", "batch_size", "momentum")
+}
+
+
+wildcard_constraints:
+    norm_activation="|".join(NORM_TRAIN["activations"]),
+    norm_depth=r"\d+",
+
+
+rule normalization_lr_sweep:
+    input:
+        npz=NORM_CIFAR,
+    output:
+        **with_sidecars(csv=out("results/normalization/lr_sweep/{norm_activation}.csv")),
+    log:
+        job_log("normalization/lr_sweep_{norm_activation}"),
+    benchmark:
+        job_benchmark("normalization/lr_sweep_{norm_activation}")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_lr_sweep", gpu=NORM_TRAIN["gpus"]),
+    params:
+        sweep=NORM_TRAIN["lr_sweep"],
+        widths=NORM_TRAIN["widths"],
+        data=NORM_DATA,
+        seed=config["seed"],
+        device=config["device"],
+    script:
+        "../../scripts/normalization_lr_sweep.py"
+
+
+rule normalization_train:
+    input:
+        npz=NORM_CIFAR,
+        sweep=rules.normalization_lr_sweep.output.csv,
+    output:
+        **with_sidecars(
+            curves=f"{NORM_RUN}_curves.csv",
+            spectra=f"{NORM_RUN}_spectra.csv",
+            jacobian=f"{NORM_RUN}_jacobian.csv",
+        ),
+    log:
+        job_log("normalization/train_{norm_activation}_depth{norm_depth}"),
+    benchmark:
+        job_benchmark("normalization/train_{norm_activation}_depth{norm_depth}")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_train", gpu=NORM_TRAIN["gpus"]),
+    params:
+        epochs=NORM_TRAIN["epochs"],
+        data=NORM_DATA,
+        seeds=NORM_SEEDS,
+        data_seed=config["seed"],
+        device=config["device"],
+        spectra=lambda wc: wc.norm_activation in NORM_SPECTRA_ACTS,
+        jacobian_samples=lambda wc: NORM_JACOBIAN[
+            wc.norm_activation in NORM_SPECTRA_ACTS
+        ],
+    script:
+        "../../scripts/normalization_train.py"
+
+
+# The training jobs' wildcards: every one, and those whose spectra are kept.
+NORM_TRAINED = dict(norm_activation=NORM_TRAIN["activations"], norm_depth=NORM_DEPTHS)
+NORM_KEPT = dict(norm_activation=NORM_SPECTRA_ACTS, norm_depth=NORM_DEPTHS)
+
+
+rule normalization_trainability:
+    input:
+        curves=expand(rules.normalization_train.output.curves, **NORM_TRAINED),
+        sweeps=expand(
+            rules.normalization_lr_sweep.output.csv,
+            norm_activation=NORM_TRAIN["activations"],
+        ),
+    output:
+        **with_sidecars(
+            csv=out("results/normalization/trainability.csv"),
+            runs=out("results/normalization/trainability_runs.csv"),
+            max_depth=out("results/normalization/max_depth.csv"),
+            lr_sweep=out("results/normalization/lr_sweep.csv"),
+        ),
+    log:
+        job_log("normalization/trainability"),
+    benchmark:
+        job_benchmark("normalization/trainability")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_trainability"),
+    params:
+        loss_fraction=NORM_TRAIN["loss_fraction"],
+        seeds=NORM_SEEDS,
+    script:
+        "../../scripts/normalization_trainability.py"
+
+
+rule normalization_spectra:
+    input:
+        spectra=expand(rules.normalization_train.output.spectra, **NORM_KEPT),
+        jacobian=expand(rules.normalization_train.output.jacobian, **NORM_KEPT),
+    output:
+        **with_sidecars(
+            csv=out("results/normalization/spectra.csv"),
+            jacobian=out("results/normalization/jacobian.csv"),
+        ),
+    log:
+        job_log("normalization/spectra"),
+    benchmark:
+        job_benchmark("normalization/spectra")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_spectra"),
+    params:
+        seeds=NORM_SEEDS,
+    script:
+        "../../scripts/normalization_spectra.py"
+
+
+# Networks at initialization only (no training): how each layer changes the correlation
+# between two images' representations, the diagnostic of the depth experiments.
+rule normalization_correlations:
+    input:
+        npz=NORM_CIFAR,
+    output:
+        **with_sidecars(csv=out("results/normalization/correlations.csv")),
+    log:
+        job_log("normalization/correlations"),
+    benchmark:
+        job_benchmark("normalization/correlations")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_correlations"),
+    params:
+        settings=config["normalization"]["correlations"],
+        # The same subset and standardization as the training runs.
+        n_train=NORM_TRAIN["n_train"],
+        seed=config["seed"],
+    script:
+        "../../scripts/normalization_correlations.py"
