@@ -3,12 +3,18 @@ seed means at the right x, the paper's reference laws, titles that name the scal
 
 from __future__ import annotations
 
+import importlib
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from galu.memorization import figures
 from galu.memorization.figures import draw_min_width, draw_underparam, draw_zero_error
 from galu.plotting import plt
+
+from conftest import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -150,3 +156,22 @@ def test_a_model_keeps_its_marker_and_colour_in_every_figure():
         if model in looks:
             assert (ln.get_marker(), ln.get_color()) == looks[model]
     assert looks["ReLU (trained)"] != looks["GaLU (trained)"]
+
+
+def test_the_figure_table_names_functions_that_exist():
+    """The rule file's figure table names each figure's drawing function by the figure's
+    name and the functions that computed its tables by their dotted paths: all must exist,
+    or the sidecars and captions would name code that is not there."""
+    rules = (REPO / "workflow/rules/memorization.smk").read_text()
+    table = rules[rules.index("MEM_FIGURES = {") : rules.index("\nfor mem_name")]
+    names = re.findall(r'^    "(\w+)": \{', table, flags=re.M)
+    assert names == ["underparam", "min_width", "zero_error"]
+    assert all(callable(getattr(figures, f"draw_{name}")) for name in names)
+    dotted = set(re.findall(r'"(galu\.[\w.]+)"', rules))
+    assert "galu.memorization.experiments.underparam_table" in dotted
+    for path in sorted(dotted):
+        module, function = path.rsplit(".", 1)
+        assert callable(getattr(importlib.import_module(module), function)), path
+    for name in names:
+        caption = (REPO / f"workflow/report/memorization_{name}.rst").read_text()
+        assert f"``galu.memorization.figures.draw_{name}``" in caption
