@@ -4,7 +4,7 @@ The networks are those of the under-parameterized memorization experiment (Fiat,
 & Shalev-Shwartz, arXiv 1906.05032, sec. 3) on the quick grid of
 ``config/config.yaml`` (``memorization.underparam``): every model, (m, d, k) point and
 seed. The ensemble path fits them exactly as the workflow does
-(:func:`galu.memorization.fit_members`: planned, padded ensembles); the loop path fits
+(:func:`galu.memorization.fitting.fit_members`: planned, padded ensembles); the loop path fits
 the same members one after another, each as an ensemble of one, through the same code.
 Both run the same number of steps, so they compute the same numbers (checked).
 
@@ -26,8 +26,9 @@ import numpy as np
 import torch
 import yaml
 
-from galu.ensemble import TrainSettings
-from galu.memorization import FitOptions, Member, fit_members, underparam_points
+from galu.ensembles.training import EnsembleSettings
+from galu.memorization.experiments import underparam_points
+from galu.memorization.fitting import FitOptions, Member, fit_members
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
@@ -60,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     members = quick_members(args.config)
-    options = FitOptions(TrainSettings(steps=args.steps, lr=1e-2, batch_size=128))
+    options = FitOptions(EnsembleSettings(steps=args.steps, lr=1e-2, batch_size=128))
     fit_members(members[:2], options)  # warm-up: first-call costs are not throughput
     work = len(members) * args.steps
     seconds = {"ensemble": [], "loop": []}

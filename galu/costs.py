@@ -31,7 +31,7 @@ import yaml
 
 from galu.data.registry import get_dataset
 from galu.jobs import Job
-from galu.search import search_min_width
+from galu.memorization.width_search import search_min_width
 
 CONSTANTS = "workflow/costs/constants.yaml"
 
@@ -88,8 +88,8 @@ def _underparam(config: Config, wc: Wildcards) -> Sizes:
     mem = config["memorization"]
     u = mem["underparam"]
     trained = len([m for m in u["models"] if m != "galu_exact"]) * u["seeds"]
-    # the under-parameterized points (as galu.memorization.underparam_points, which imports
-    # torch: the Snakefile calls this module while it parses)
+    # the under-parameterized points (as galu.memorization.experiments.underparam_points,
+    # whose module imports torch: the Snakefile calls this module while it parses)
     points = [(m, d, k) for m in u["ms"] for d in u["ds"] for k in u["ks"] if k * d <= m]
     total = Sizes(gpu=bool(mem["gpu"]))
     for m, d in {(m, d) for m, d, _ in points}:
@@ -111,9 +111,10 @@ def _expected_width(m: int, d: int, out_dim: int, criterion: str) -> int:
 def _search(config: Config, wc: Wildcards) -> Sizes:
     """The probes each search of this job's part would make if its minimal width were the
     expected one, replayed through the workflow's own search
-    (:func:`galu.search.search_min_width`); the part's searches advance in lock-step, one
-    ensemble per round and data shape. Searches are dealt to the ``parts`` jobs in the
-    grid's order (model, m, d, out_dim, seed), as :func:`galu.memorization.search_part`."""
+    (:func:`galu.memorization.width_search.search_min_width`); the part's searches advance in
+    lock-step, one ensemble per round and data shape. Searches are dealt to the ``parts``
+    jobs in the grid's order (model, m, d, out_dim, seed), as
+    :func:`galu.memorization.search_parts.search_part`."""
     mem = config["memorization"]
     s = mem["min_width"][wc["criterion"]]
     mse = wc["criterion"] == "mse"

@@ -5,7 +5,7 @@ import logging
 import torch
 
 from galu.device import describe, resolve_device
-from galu.memorization import min_width_experiment
+from galu.memorization.experiments import min_width_experiment
 from galu.provenance import Run, log_to_file
 
 log_to_file(snakemake.log[0])

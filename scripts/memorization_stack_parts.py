@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from galu.memorization import stack_parts
+from galu.memorization.search_parts import stack_parts
 from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)

@@ -48,7 +48,7 @@ NORM_CIFAR = {  # every job that reads data/processed/cifar10.npz, and what read
 MEM_ALL = {
     "memorization_underparam": 1,
     "memorization_search": 2,
-    # memorization.py (their stacking job's closure) imports the search and the trainer
+    # the stacking jobs import only galu.memorization.search_parts: they rerun as dependants
     "memorization_search_table": 2,
     "memorization_min_width": 1,
     "memorization_plot_underparam": 1,
@@ -103,6 +103,10 @@ EDITS = {
         },
     ),
     "galu/scm/figures.py": (code_edit, {**SCM_PLOTS}),
+    "galu/memorization/figures.py": (
+        code_edit,
+        {f"memorization_plot_{n}": 1 for n in ("underparam", "min_width", "zero_error")},
+    ),
     # the figures module draws Marchenko-Pastur's density from it: every normalization figure
     "galu/normalization/isometry.py": (
         code_edit,
@@ -115,8 +119,9 @@ EDITS = {
         code_edit,
         {**{k: n for k, n in NORM_CIFAR.items() if "correlations" not in k}, "claims": 1},
     ),
-    # the width search: galu.memorization (the under-parameterized job too) imports it
-    "galu/search.py": (code_edit, {**MEM_ALL, "claims": 1}),
+    # the width search: galu.memorization.experiments (the under-parameterized job too)
+    # imports it
+    "galu/memorization/width_search.py": (code_edit, {**MEM_ALL, "claims": 1}),
     "galu/generalization/tasks.py": (code_edit, {**GEN_SYNTHETIC, "claims": 1}),
     "galu/data/convert.py": (
         code_edit,
@@ -124,7 +129,7 @@ EDITS = {
     ),
     "galu/claims.py": (code_edit, {"claims": 1}),
     # the shared ensemble trainer: memorization and generalization training, not the plots
-    "galu/ensemble.py": (code_edit, {**MEM_ALL, **GEN_SYNTHETIC, "claims": 1}),
+    "galu/ensembles/training.py": (code_edit, {**MEM_ALL, **GEN_SYNTHETIC, "claims": 1}),
     # package data: the style sheet re-renders every figure and nothing else
     "galu/styles/galu.mplstyle": (lambda text: text + "\nlines.linewidth: 1.7\n", PLOTS),
 }
@@ -186,7 +191,7 @@ def test_a_library_edit_reruns_exactly_its_jobs_and_their_dependants(touched, re
 def test_comment_and_docstring_edits_rerun_nothing(touched):
     saved = {}
     try:
-        for rel in ("galu/scm/odes.py", "galu/ensemble.py", "galu/provenance.py"):
+        for rel in ("galu/scm/odes.py", "galu/ensembles/training.py", "galu/provenance.py"):
             saved[rel] = (touched / rel).read_bytes()
             (touched / rel).write_text(cosmetic_edit(saved[rel].decode()))
             assert (touched / rel).read_bytes() != saved[rel]

@@ -31,7 +31,9 @@ def test_stage_deps_follow_imports_and_keep_data_deps():
 def test_rewrite_restores_a_drifted_file_and_changes_nothing_else():
     text = (REPO / "dvc.yaml").read_text()
     drifted = text.replace("      - galu/scm/odes.py\n", "", 1).replace(
-        "      - galu/ensemble.py\n", "      - galu/ensemble.py\n      - galu/old.py\n", 1
+        "      - galu/ensembles/training.py\n",
+        "      - galu/ensembles/training.py\n      - galu/old.py\n",
+        1,
     )
     assert drifted != text
     written = read_deps(drifted)

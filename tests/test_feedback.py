@@ -20,7 +20,7 @@ from galu.feedback import (
     start_heartbeat,
 )
 from galu.landing import run_summary
-from galu.search import MinWidthSearch, run_searches
+from galu.memorization.width_search import MinWidthSearch, run_searches
 
 
 def test_heartbeat_line_names_the_job_its_age_and_its_last_progress(tmp_path):

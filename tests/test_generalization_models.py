@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from galu.ensemble import TrainSettings, cross_entropy_loss, hinge_loss, train_ensemble
+from galu.ensembles.training import EnsembleSettings, cross_entropy_loss, hinge_loss, train_ensemble
 from galu.generalization.models import (
     GatedEnsemble,
     LinearEnsemble,
@@ -97,7 +97,7 @@ def _adam_weights(members: list[MemberSpec], base_lr: float, steps: int) -> torc
     x = _x(32, 3, seed=4).float()
     y = torch.sign(x[:, 0] - x[:, 1])
     stack = build_ensemble(members, 3, 1, 1, base_lr=base_lr)
-    settings = TrainSettings(steps=steps, lr=base_lr, batch_size=8)
+    settings = EnsembleSettings(steps=steps, lr=base_lr, batch_size=8)
     train_ensemble(stack, hinge_loss, x, y, [m.seed for m in stack.members], settings)
     block = stack.blocks[0]
     return block.layer(0)[0].detach()
@@ -240,7 +240,7 @@ def test_galu0_gates_never_change_during_training():
     stack = build_ensemble(members, 3, 1, 2)
     fresh = build_ensemble(members, 3, 1, 2)
     start = [p.detach().clone() for p in stack.parameters()]
-    settings = TrainSettings(steps=30, lr=1e-2, batch_size=16)
+    settings = EnsembleSettings(steps=30, lr=1e-2, batch_size=16)
     train_ensemble(stack, hinge_loss, x, y, [m.seed for m in stack.members], settings)
     trained, new = stack.blocks[0], fresh.blocks[0]
     for layer in range(2):

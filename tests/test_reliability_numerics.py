@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 import torch
 
-from galu.ensemble import TrainSettings, mse_loss, train_ensemble
-from galu.memorization import CapacityTask, FitOptions, min_width_table
-from galu.models import make_model
+from galu.ensembles.networks import make_model
+from galu.ensembles.training import EnsembleSettings, mse_loss, train_ensemble
+from galu.memorization.experiments import CapacityTask, min_width_table
+from galu.memorization.fitting import FitOptions
 from galu.normalization import cifar, lr_sweep, mlp, training
 from galu.normalization.trainability import max_trainable_depth, run_outcomes, trains
 
@@ -33,7 +34,7 @@ def _ensemble_run(kind: str, scale: float):
     x[0] *= scale
     seeds = list(range(MEMBERS))
     net = make_model(kind, D, [8] * MEMBERS, seeds, out_dim=1)
-    settings = TrainSettings(steps=40, lr=0.05, optimizer="sgd", record_every=1)
+    settings = EnsembleSettings(steps=40, lr=0.05, optimizer="sgd", record_every=1)
     return train_ensemble(net, mse_loss, x, y, seeds, settings)
 
 
@@ -57,7 +58,7 @@ def test_a_diverging_member_is_recorded_with_its_step_and_the_others_carry_on(ki
 
 def _searches(criterion: str, lr: float) -> pd.DataFrame:
     task = CapacityTask("relu", m=24, d=4, out_dim=1, criterion=criterion, seed=0)
-    options = FitOptions(TrainSettings(steps=30, lr=lr, optimizer="sgd"))
+    options = FitOptions(EnsembleSettings(steps=30, lr=lr, optimizer="sgd"))
     return min_width_table([task], probe_seeds=2, options=options, lo=1, hi=16)
 
 

@@ -7,8 +7,8 @@ Four experiments, each a function returning one row per trained network:
   the validation-selected hyper-parameters per (model, width) and adds the
   test-selected ones (:mod:`galu.generalization.selection`).
 - :func:`clusters_table`: Gaussian clusters, regression (squared loss, plus the exact
-  GaLU least-squares fit of :mod:`galu.exact`) and classification (hinge loss), against
-  the label noise ``sigma_y``.
+  GaLU least-squares fit of :mod:`galu.ensembles.least_squares`) and classification
+  (hinge loss), against the label noise ``sigma_y``.
 - :func:`linear_table`: linearly separable data against the training-set size.
 - :func:`parity_table`: parity of ``s`` random bits.
 
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from galu.exact import load_exact, solve_galu
+from galu.ensembles.least_squares import load_exact, solve_galu
+from galu.ensembles.networks import GaLUNet
 from galu.generalization.features import ImageFeatures, image_features
 from galu.generalization.models import MODELS, SIGMOID, MemberSpec
 from galu.generalization.selection import selected_table
@@ -39,7 +40,6 @@ from galu.generalization.tasks import (
     parity,
 )
 from galu.generalization.training import Fit, error_rates, scores, train_members
-from galu.models import GaLUNet
 
 IMAGE_DATASETS = ("mnist", "fashion_mnist")
 SYNTHETIC_DATASETS = ("clusters", "linear", "parity")
@@ -323,7 +323,8 @@ class ClusterSettings:
 def _exact_galu_rows(
     tasks: Sequence[Task], seeds: Sequence[int], width: int, device: str
 ) -> pd.DataFrame:
-    """The least-squares GaLU optimum (:func:`galu.exact.solve_galu`) for each task."""
+    """The least-squares GaLU optimum (:func:`galu.ensembles.least_squares.solve_galu`) for
+    each task."""
     x_train, y_train, x_test, y_test = (t.double() for t in _stack_tasks(tasks))
     net = GaLUNet(x_train.shape[-1], [width] * len(tasks), list(seeds), bias=True)
     net = net.double().to(device)

@@ -44,9 +44,9 @@ coordinate, so ``h·u + c`` has the standard deviation of one coordinate of ``[h
 and ``a`` is measured in units of the layer input's root-mean-square.
 
 Ensembles. Every tensor carries a leading member dimension ``E`` (see
-:mod:`galu.ensemble`). Widths are padded to the block's widest member and a ``(E, K)``
+:mod:`galu.ensembles.training`). Widths are padded to the block's widest member and a ``(E, K)``
 mask zeroes padded units, so a padded member computes what it would alone; every draw
-is made per member from its own seed (:func:`galu.models.derive_seed`) at its own
+is made per member from its own seed (:func:`galu.seeding.derive_seed`) at its own
 width. Initialization: hidden weights He-normal ``N(0, 2/fan_in)``, readout
 ``N(0, 1/k)``, biases zero; the linear model starts at zero (its loss is convex).
 Members with the same seed and width start from the same weights whatever their model,

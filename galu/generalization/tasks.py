@@ -7,7 +7,7 @@
 - Parity: ``x`` uniform on ``{-1, +1}^d``, ``y`` the product of a random subset of ``s``
   coordinates.
 
-Every draw comes from generators seeded by :func:`galu.models.derive_seed`, one stream
+Every draw comes from generators seeded by :func:`galu.seeding.derive_seed`, one stream
 per purpose. For the clusters all draws are made before ``sigma_y`` is applied, so one
 seed gives the same centres, inputs and noise directions for every ``sigma_y``: the
 noise level is the only thing that changes along a ``sigma_y`` sweep.

@@ -2,7 +2,7 @@
 
 Fiat et al. (arXiv 1906.05032), section 5 trains many small networks (models, widths,
 seeds, learning rates, gate scales). Here they all go through one
-:func:`galu.ensemble.train_ensemble` call with Adam: member-wise learning rates are
+:func:`galu.ensembles.training.train_ensemble` call with Adam: member-wise learning rates are
 realised by the parameter scaling of :mod:`galu.generalization.models`, member ``e``'s
 minibatch order comes from its own seed. Errors: the arg-max class for several outputs,
 the sign for one output (binary labels +-1; an output of exactly 0 counts as wrong).
@@ -17,11 +17,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from galu.ensemble import (
+from galu.ensembles.training import (
+    EnsembleSettings,
     TrainResult,
-    TrainSettings,
-    evaluate,
     loss_function,
+    member_losses,
     predict,
     train_ensemble,
 )
@@ -59,14 +59,14 @@ def train_members(
 
     ``x``/``y`` are shared ``(n, d)``/``(n, ...)`` or per member (in the order of
     ``members``, which this reorders consistently with the stack). ``loss`` is a name
-    from :data:`galu.ensemble.LOSSES`.
+    from :data:`galu.ensembles.training.LOSSES`.
     """
     base_lr = max(m.lr for m in members)
     stack = build_ensemble(members, x.shape[-1], out_dim, depth, base_lr, pad_widths).to(device)
     order = _reorder(members, stack.members)
     if x.dim() == 3:
         x, y = x[order], y[order]
-    settings = TrainSettings(steps=steps, lr=base_lr, batch_size=batch_size, optimizer="adam")
+    settings = EnsembleSettings(steps=steps, lr=base_lr, batch_size=batch_size, optimizer="adam")
     seeds = [m.seed for m in stack.members]
     result = train_ensemble(stack, loss_function(loss), x, y, seeds, settings, device)
     return Fit(stack, result, order.numpy())
@@ -106,7 +106,7 @@ def scores(fit: Fit, loss: str, x: Tensor, y: Tensor) -> tuple[np.ndarray, np.nd
     device = next(fit.stack.parameters()).device
     x, y = x.to(device), y.to(device)
     outputs = predict(fit.stack, x, EVAL_BATCH)
-    losses = evaluate(fit.stack, loss_function(loss), x, y, EVAL_BATCH).double().cpu().numpy()
+    losses = member_losses(fit.stack, loss_function(loss), x, y, EVAL_BATCH).double().cpu().numpy()
     # Squared-error targets carry a trailing output axis of size 1; labels do not.
     labels = y[..., 0] if y.dim() == x.dim() else y
     errors = error_rates(outputs, labels)

@@ -6,8 +6,9 @@
 
 MEM = config["memorization"]
 MEM_RUN = out("results/memorization/runs/min_width_{criterion}.csv")
-# One search job per part: `parts` splits a criterion's searches into jobs (galu.memorization
-# .search_part), so no job runs for hours; memorization_search_table stacks them in order.
+# One search job per part: `parts` splits a criterion's searches into jobs
+# (galu.memorization.search_parts), so no job runs for hours; memorization_search_table
+# stacks them in order.
 MEM_PART = out("results/memorization/runs/min_width_{criterion}/part{part}.csv")
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
 # changing it never reruns a job.
@@ -121,20 +122,41 @@ rule memorization_min_width:
         "../../scripts/memorization_collect.py"
 
 
-# One plot rule per figure: name -> (input table, caption). Each reads only its own table.
-MEM_PLOTS = {
-    "underparam": out("results/memorization/underparam.csv"),
-    "min_width": MEM_RUN.format(criterion="mse"),
-    "zero_error": MEM_RUN.format(criterion="zero_error"),
+# the functions that compute a criterion's runs/min_width_<criterion>.csv
+MEM_SEARCH_TABLE = [
+    "galu.memorization.experiments.min_width_table",
+    "galu.memorization.search_parts.stack_parts",
+]
+
+# The stage's figures: name -> the tables it reads (by name; the drawing function gets them
+# under these names) and, per table, the functions that computed it (recorded in the figure's
+# sidecar). Figure <name> is drawn by galu.memorization.figures.draw_<name>, captioned by
+# workflow/report/memorization_<name>.rst; one plot rule per entry, reading only its tables.
+MEM_FIGURES = {
+    "underparam": {
+        "underparam": (
+            out("results/memorization/underparam.csv"),
+            ["galu.memorization.experiments.underparam_table"],
+        ),
+    },
+    "min_width": {
+        "min_width_mse": (MEM_RUN.format(criterion="mse"), MEM_SEARCH_TABLE),
+    },
+    "zero_error": {
+        "min_width_zero_error": (
+            MEM_RUN.format(criterion="zero_error"),
+            MEM_SEARCH_TABLE,
+        ),
+    },
 }
 
-for mem_name, mem_table in MEM_PLOTS.items():
+for mem_name, mem_tables in MEM_FIGURES.items():
 
     rule:
         name:
             f"memorization_plot_{mem_name}"
         input:
-            csv=mem_table,
+            **{table: path for table, (path, _) in mem_tables.items()},
         output:
             png=report_figure(
                 out(f"figures/memorization/{mem_name}.png"),
@@ -160,6 +182,7 @@ for mem_name, mem_table in MEM_PLOTS.items():
         params:
             figure=mem_name,
             scale=SCALE,
+            computed_by={table: made_by for table, (_, made_by) in mem_tables.items()},
         script:
             "../../scripts/memorization_plot.py"
 
@@ -168,6 +191,6 @@ ALL_TARGETS.extend(
     [
         out("results/memorization/underparam.csv"),
         out("results/memorization/min_width.csv"),
-        *(out(f"figures/memorization/{name}.png") for name in MEM_PLOTS),
+        *(out(f"figures/memorization/{name}.png") for name in MEM_FIGURES),
     ]
 )

@@ -1,4 +1,5 @@
-"""Memorization experiment tables (galu.memorization): contracts, optimality, search."""
+"""Memorization experiment tables (galu.memorization.experiments, .fitting, .search_parts):
+contracts, optimality, search."""
 
 from __future__ import annotations
 
@@ -7,26 +8,30 @@ import pandas as pd
 import pytest
 import torch
 
-import galu.memorization as mem
-from galu.ensemble import TrainSettings
-from galu.exact import solve_galu
-from galu.memorization import (
+import galu.memorization.experiments as mem
+import galu.memorization.fitting as fitting
+from galu.ensembles.least_squares import solve_galu
+from galu.ensembles.networks import GaLUNet
+from galu.ensembles.training import EnsembleSettings
+from galu.memorization.experiments import (
     CapacityTask,
+    capacity_tasks,
+    min_width_table,
+    underparam_table,
+)
+from galu.memorization.fitting import (
     FitOptions,
     Member,
-    capacity_tasks,
     fit_members,
-    min_width_table,
     normalized_mse,
     random_task,
     sign_error,
-    underparam_table,
 )
-from galu.models import GaLUNet
+from galu.memorization.search_parts import search_part, stack_parts
 
 UNDERPARAM_COLUMNS = ["model", "m", "d", "k", "seed", "kd_over_m", "train_loss"]
 MIN_WIDTH_COLUMNS = ["model", "m", "d", "out_dim", "seed", "criterion", "min_width", "kd_over_m"]
-QUICK = FitOptions(TrainSettings(steps=150, lr=0.02, batch_size=16))
+QUICK = FitOptions(EnsembleSettings(steps=150, lr=0.02, batch_size=16))
 
 
 def test_random_task_is_seeded_and_has_the_stated_distribution() -> None:
@@ -94,7 +99,7 @@ def test_exact_row_equals_a_direct_solve() -> None:
 
 
 def _exact_metric(m: int, d: int, width: int, task: CapacityTask, seeds: int) -> float:
-    labels = mem.LABELS[task.criterion]
+    labels = mem.CRITERION_LABELS[task.criterion]
     values = []
     for j in range(seeds):
         x, y = random_task(m, d, 1, task.probe_seed(j), labels)
@@ -146,8 +151,8 @@ def test_each_round_fits_one_ensemble_per_kind(monkeypatch) -> None:
 
         return wrapper
 
-    monkeypatch.setattr(mem, "solve_galu", counting("exact", mem.solve_galu))
-    monkeypatch.setattr(mem, "train_ensemble", counting("sgd", mem.train_ensemble))
+    monkeypatch.setattr(fitting, "solve_galu", counting("exact", fitting.solve_galu))
+    monkeypatch.setattr(fitting, "train_ensemble", counting("sgd", fitting.train_ensemble))
     exact = capacity_tasks(["galu_exact"], [40], [4], [1], "mse", [0, 1, 2])
     table = min_width_table(exact, 2, QUICK, lo=1, hi=16, probes_per_round=3)
     assert [name for name, _ in calls] == ["exact"] * table.rounds.max()
@@ -164,7 +169,7 @@ def test_each_round_fits_one_ensemble_per_kind(monkeypatch) -> None:
 def test_a_member_fitted_in_a_padded_ensemble_equals_it_fitted_alone() -> None:
     group = [Member("relu", 24, 3, 1, 5, 1), Member("relu", 32, 4, 2, 7, 2)]
     options = FitOptions(
-        TrainSettings(steps=60, lr=0.02, batch_size=8), dtype=torch.float64, overhead=1e9
+        EnsembleSettings(steps=60, lr=0.02, batch_size=8), dtype=torch.float64, overhead=1e9
     )
     together = fit_members(group, options)
     for member, fit in zip(group, together, strict=True):
@@ -196,15 +201,15 @@ def test_capacity_grid_leaves_out_undefined_exact_tasks() -> None:
 
 def test_search_parts_deal_the_grid_and_stack_back_in_its_order() -> None:
     tasks = capacity_tasks(["relu", "galu_exact"], [32, 64], [4], [1, 2], "mse", [0, 1])
-    parts = [mem.search_part(tasks, p, 3) for p in range(3)]
+    parts = [search_part(tasks, p, 3) for p in range(3)]
     assert sorted(tasks.index(t) for part in parts for t in part) == list(range(len(tasks)))
     assert [len(p) for p in parts] == [4, 4, 4]  # 12 tasks: relu 2x2x2, galu_exact 2x1x2
     assert parts[1] == [tasks[1], tasks[4], tasks[7], tasks[10]]
     tables = [pd.DataFrame({"task": [tasks.index(t) for t in p]}) for p in parts]
-    assert mem.stack_parts(tables)["task"].tolist() == list(range(len(tasks)))
-    assert mem.stack_parts(tables[:1]).equals(tables[0])  # one part: the table itself
+    assert stack_parts(tables)["task"].tolist() == list(range(len(tasks)))
+    assert stack_parts(tables[:1]).equals(tables[0])  # one part: the table itself
     with pytest.raises(ValueError, match=r"part must be in \[0, 3\), got 3"):
-        mem.search_part(tasks, 3, 3)
+        search_part(tasks, 3, 3)
 
 
 def test_a_search_split_into_parts_gives_the_one_job_table() -> None:
@@ -220,4 +225,4 @@ def test_a_search_split_into_parts_gives_the_one_job_table() -> None:
     whole = mem.min_width_experiment("mse", section, common, "cpu")
     split = {**section, "parts": 2}
     parts = [mem.min_width_experiment("mse", split, common, "cpu", p) for p in range(2)]
-    pd.testing.assert_frame_equal(mem.stack_parts(parts), whole)
+    pd.testing.assert_frame_equal(stack_parts(parts), whole)

@@ -1,4 +1,5 @@
-"""The ensemble trainer (galu.ensemble): batched training equals training members alone."""
+"""The ensemble trainer (galu.ensembles.training): batched training equals training
+members alone."""
 
 from __future__ import annotations
 
@@ -7,20 +8,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from galu.ensemble import (
+from galu.ensembles.networks import make_model
+from galu.ensembles.training import (
+    EnsembleSettings,
     MemberBatches,
-    TrainSettings,
     cross_entropy_loss,
-    evaluate,
     hinge_loss,
     loss_function,
+    member_losses,
     mse_loss,
     padded_mse_loss,
     plan_ensembles,
     predict,
     train_ensemble,
 )
-from galu.models import make_model
 
 F64 = torch.float64
 
@@ -38,7 +39,7 @@ WIDTHS, SEEDS = [3, 7, 5], [10, 11, 12]
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
 def test_ensemble_trajectories_equal_members_trained_alone(kind: str, optimizer: str) -> None:
     x, y = _data(3, 40, 4)
-    settings = TrainSettings(
+    settings = EnsembleSettings(
         steps=30,
         lr=0.02,
         batch_size=16,
@@ -81,7 +82,7 @@ def test_members_padded_in_samples_inputs_and_outputs_train_as_if_alone(kind: st
         x[e, : len(xe), : xe.shape[1]], y[e, : len(ye), : ye.shape[1]] = xe, ye
     x[0, 25:] = 7.0  # junk in padded rows ...
     x[2, :, 4] = -3.0  # ... and in padded input columns must not matter
-    settings = TrainSettings(steps=40, lr=0.02, batch_size=8, record_every=1)
+    settings = EnsembleSettings(steps=40, lr=0.02, batch_size=8, record_every=1)
     dims = {"in_dims": [d for _, d, _ in shapes], "out_dims": [o for _, _, o in shapes]}
     net = make_model(kind, 5, widths, seeds, out_dim=4, dtype=F64, **dims)
     loss = padded_mse_loss(dims["out_dims"])
@@ -99,7 +100,7 @@ def test_members_padded_in_samples_inputs_and_outputs_train_as_if_alone(kind: st
         assert torch.count_nonzero(net.weight[e, :, d:]) == 0
         assert torch.count_nonzero(net.readout[e, :, o:]) == 0
     with pytest.raises(ValueError, match="full-batch training needs every member"):
-        full = TrainSettings(steps=1, lr=0.1)
+        full = EnsembleSettings(steps=1, lr=0.1)
         train_ensemble(net, loss, x, y, seeds, full, n_samples=[20, 30, 25])
     with pytest.raises(ValueError, match=r"n_samples must give one count in \[1, 30\]"):
         train_ensemble(net, loss, x, y, seeds, settings, n_samples=[20, 31, 25])
@@ -107,7 +108,7 @@ def test_members_padded_in_samples_inputs_and_outputs_train_as_if_alone(kind: st
 
 def test_same_seeds_reproduce_and_other_seeds_differ() -> None:
     x, y = _data(2, 30, 3)
-    settings = TrainSettings(steps=25, lr=0.01, batch_size=8, record_every=5)
+    settings = EnsembleSettings(steps=25, lr=0.01, batch_size=8, record_every=5)
 
     def run(seeds: list[int]) -> np.ndarray:
         net = make_model("galu", 3, [4, 4], seeds)
@@ -120,7 +121,7 @@ def test_same_seeds_reproduce_and_other_seeds_differ() -> None:
 def test_float32_ensemble_matches_alone_to_float_tolerance() -> None:
     x, y = _data(3, 64, 6, seed=4)
     x, y = x.float(), y.float()
-    settings = TrainSettings(steps=40, lr=0.01, batch_size=32, record_every=4)
+    settings = EnsembleSettings(steps=40, lr=0.01, batch_size=32, record_every=4)
     together = train_ensemble(make_model("relu", 6, WIDTHS, SEEDS), mse_loss, x, y, SEEDS, settings)
     for e in range(3):
         one = make_model("relu", 6, [WIDTHS[e]], [SEEDS[e]])
@@ -130,7 +131,7 @@ def test_float32_ensemble_matches_alone_to_float_tolerance() -> None:
 
 def test_shared_data_equals_per_member_copies() -> None:
     x, y = _data(1, 50, 3)
-    settings = TrainSettings(steps=30, lr=0.01, batch_size=20, record_every=1)
+    settings = EnsembleSettings(steps=30, lr=0.01, batch_size=20, record_every=1)
     shared = train_ensemble(
         make_model("galu", 3, [2, 6], [0, 1], dtype=F64), mse_loss, x[0], y[0], [0, 1], settings
     )
@@ -148,7 +149,7 @@ def test_shared_data_equals_per_member_copies() -> None:
 def test_a_diverging_member_is_recorded_and_the_others_train_on() -> None:
     x, y = _data(3, 32, 4, seed=2)
     x[1] *= 1e3  # member 1's gradient steps blow up under plain SGD
-    settings = TrainSettings(steps=40, lr=0.05, batch_size=8, optimizer="sgd", record_every=1)
+    settings = EnsembleSettings(steps=40, lr=0.05, batch_size=8, optimizer="sgd", record_every=1)
     result = train_ensemble(
         make_model("relu", 4, WIDTHS, SEEDS, dtype=F64), mse_loss, x, y, SEEDS, settings
     )
@@ -170,7 +171,7 @@ def test_full_batch_gradient_descent_takes_the_exact_gradient_step() -> None:
     x, y = _data(2, 12, 3)
     net = make_model("relu", 3, [4, 2], [0, 1], dtype=F64)
     ref = make_model("relu", 3, [4, 2], [0, 1], dtype=F64)
-    train_ensemble(net, mse_loss, x, y, [0, 1], TrainSettings(steps=1, lr=0.1, optimizer="sgd"))
+    train_ensemble(net, mse_loss, x, y, [0, 1], EnsembleSettings(steps=1, lr=0.1, optimizer="sgd"))
     mse_loss(ref(x), y).sum().backward()
     torch.testing.assert_close(net.weight, ref.weight - 0.1 * ref.weight.grad)
     torch.testing.assert_close(net.readout, ref.readout - 0.1 * ref.readout.grad)
@@ -201,21 +202,21 @@ def test_losses_on_tiny_inputs() -> None:
     assert loss_function("hinge") is hinge_loss
 
 
-def test_evaluate_and_predict_cover_all_samples_in_chunks() -> None:
+def test_member_losses_and_predict_cover_all_samples_in_chunks() -> None:
     x, y = _data(2, 23, 3)
     net = make_model("galu", 3, [3, 5], [0, 1], dtype=F64)
     full = mse_loss(net(x), y)
-    torch.testing.assert_close(evaluate(net, mse_loss, x, y, batch_size=5), full)
+    torch.testing.assert_close(member_losses(net, mse_loss, x, y, batch_size=5), full)
     torch.testing.assert_close(predict(net, x, batch_size=4), net(x))
     torch.testing.assert_close(
-        evaluate(net, mse_loss, x[0], y[0], batch_size=7),
+        member_losses(net, mse_loss, x[0], y[0], batch_size=7),
         mse_loss(net(x[0]), y[0].expand(2, 23, 1)),
     )
 
 
 def test_progress_bar_can_be_shown(capsys: pytest.CaptureFixture[str]) -> None:
     x, y = _data(1, 8, 2)
-    settings = TrainSettings(steps=3, lr=0.01, progress=True, description="probe")
+    settings = EnsembleSettings(steps=3, lr=0.01, progress=True, description="probe")
     train_ensemble(make_model("relu", 2, [2], [0], dtype=F64), mse_loss, x, y, [0], settings)
     assert "probe" in capsys.readouterr().err
 
@@ -231,13 +232,13 @@ def test_progress_bar_can_be_shown(capsys: pytest.CaptureFixture[str]) -> None:
 )
 def test_bad_settings_raise(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        TrainSettings(**kwargs)
+        EnsembleSettings(**kwargs)
 
 
 def test_bad_data_and_loss_raise() -> None:
     x, y = _data(2, 8, 3)
     net = make_model("relu", 3, [2, 2], [0, 1], dtype=F64)
-    settings = TrainSettings(steps=2, lr=0.1)
+    settings = EnsembleSettings(steps=2, lr=0.1)
     with pytest.raises(ValueError, match="x must be"):
         train_ensemble(net, mse_loss, torch.zeros(3, 8, 3, dtype=F64), y, [0, 1], settings)
     with pytest.raises(ValueError, match="shared x has 8 samples but y has 7"):

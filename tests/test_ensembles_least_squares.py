@@ -1,4 +1,5 @@
-"""The exact least-squares GaLU solver (galu.exact) against theory and against SGD."""
+"""The exact least-squares GaLU solver (galu.ensembles.least_squares) against theory and
+against SGD."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-import galu.exact as exact
-from galu.ensemble import TrainSettings, mse_loss, train_ensemble
-from galu.exact import galu_features, load_exact, min_norm_lstsq, solve_galu
-from galu.models import GaLUNet
+import galu.ensembles.least_squares as exact
+from galu.ensembles.least_squares import galu_features, load_exact, min_norm_lstsq, solve_galu
+from galu.ensembles.networks import GaLUNet
+from galu.ensembles.training import EnsembleSettings, mse_loss, train_ensemble
 
 F64 = torch.float64
 
@@ -81,7 +82,7 @@ def test_exact_loss_equals_a_long_converged_training_run() -> None:
     solution = solve_galu(GaLUNet(d, [k], [5], dtype=F64), x, y)
     exact_loss = (solution.fitted[0] - y).square().mean().item()
     net = GaLUNet(d, [k], [5], dtype=F64)  # same seed: same gates
-    settings = TrainSettings(steps=3000, lr=0.03, optimizer="adam")
+    settings = EnsembleSettings(steps=3000, lr=0.03, optimizer="adam")
     trained = train_ensemble(net, mse_loss, x, y, [5], settings).final_loss[0]
     assert exact_loss > 0.1  # a genuinely under-parameterized problem (kd = m/2)
     assert trained >= exact_loss - 1e-9  # nothing beats the least-squares optimum

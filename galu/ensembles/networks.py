@@ -14,7 +14,7 @@ gates on its own weights. With ``u_j = w_j`` the two coincide.
 
 Every model here is an *ensemble*: each parameter carries a leading member dimension
 ``E`` so that many independent networks of different widths and seeds train as one
-tensor program (see :mod:`galu.ensemble`). Widths are padded to the widest member and a
+tensor program (see :mod:`galu.ensembles.training`). Widths are padded to the widest member and a
 ``(E, K)`` mask zeroes the padded units, so a padded narrow member computes exactly what
 the same member would compute unpadded. Member ``e`` is initialized from its own seed
 alone, which makes it independent of which other members share the ensemble.

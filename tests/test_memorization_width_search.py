@@ -1,10 +1,11 @@
-"""Minimal-width search (galu.search) against monotone oracles with known thresholds."""
+"""Minimal-width search (galu.memorization.width_search) against monotone oracles with
+known thresholds."""
 
 from __future__ import annotations
 
 import pytest
 
-from galu.search import MinWidthSearch, run_searches, search_min_width
+from galu.memorization.width_search import MinWidthSearch, run_searches, search_min_width
 
 
 def _threshold_oracle(threshold: int, calls: list[list[int]]):

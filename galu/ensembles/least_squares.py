@@ -18,7 +18,7 @@ With ``out_dim > 1`` each output column is solved independently: that is the opt
 of a network with its own hidden weights per output, a relaxation of the GaLU network
 with one shared readout (whose problem is bilinear, not convex). Only for
 ``out_dim = 1`` is it the GaLU optimum, and only then can it be loaded into a
-:class:`~galu.models.GaLUNet`.
+:class:`~galu.ensembles.networks.GaLUNet`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from galu.models import GaLUNet
+from galu.ensembles.networks import GaLUNet
 
 # Upper bound on the float64 elements of one chunk's feature matrices (256 MiB): members
 # are solved in chunks of this size so the paper-scale grids fit in memory.

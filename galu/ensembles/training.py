@@ -5,7 +5,7 @@ sections 3 and 5) goes through :func:`train_ensemble`. An *ensemble model* is an
 ``torch.nn.Module`` whose trainable parameters all carry a leading member dimension ``E``
 and whose forward maps ``(E, B, ...)`` (or shared ``(B, ...)``) inputs to ``(E, B, ...)``
 outputs using only per-member (batched) operations, so member ``e``'s output and
-gradients depend on member ``e``'s parameters alone. :mod:`galu.models` provides such
+gradients depend on member ``e``'s parameters alone. :mod:`galu.ensembles.networks` provides such
 models; later stages may bring their own.
 
 Why this reproduces training each member alone: the total loss is the *sum* of the
@@ -86,7 +86,7 @@ def loss_function(name: str) -> LossFn:
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class EnsembleSettings:
     """Optimizer and loop settings shared by all members of one ensemble.
 
     ``batch_size=None`` (or one at least the sample count) trains on the full batch.
@@ -238,7 +238,7 @@ def _take(data: Tensor, idx: Tensor, shared: bool, offsets: Tensor) -> Tensor:
     return picked.view(*idx.shape, *data.shape[2:])
 
 
-def _optimizer(params: list[nn.Parameter], settings: TrainSettings) -> torch.optim.Optimizer:
+def _optimizer(params: list[nn.Parameter], settings: EnsembleSettings) -> torch.optim.Optimizer:
     # The fused kernels update all elements in one pass (tens of times faster than the
     # per-tensor CPU default here) and are elementwise like it, so members stay independent.
     fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
@@ -271,7 +271,7 @@ def predict(model: nn.Module, x: Tensor, batch_size: int = 4096) -> Tensor:
 
 
 @torch.no_grad()
-def evaluate(
+def member_losses(
     model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, batch_size: int = 4096
 ) -> Tensor:
     """Per-member loss on the whole data set, ``(E,)``; ``loss_fn`` must average over B."""
@@ -304,7 +304,7 @@ def _batch_source(
     shared: bool,
     counts: list[int],
     seeds: Sequence[int],
-    settings: TrainSettings,
+    settings: EnsembleSettings,
 ) -> Callable[[], tuple[Tensor, Tensor]]:
     """A function returning the next step's ``(xb, yb)``, ``(E, B, ...)`` each."""
     members, n = len(seeds), x.shape[0] if shared else x.shape[1]
@@ -334,7 +334,7 @@ def _final_losses(
     final = None
     for count in sorted(set(counts)):
         rows = slice(0, count)
-        losses = evaluate(
+        losses = member_losses(
             model,
             loss_fn,
             x[rows] if axis == 0 else x[:, rows],
@@ -351,7 +351,7 @@ def train_ensemble(
     x: Tensor,
     y: Tensor,
     seeds: Sequence[int],
-    settings: TrainSettings,
+    settings: EnsembleSettings,
     device: torch.device | str | None = None,
     n_samples: Sequence[int] | None = None,
 ) -> TrainResult:

@@ -1,4 +1,4 @@
-"""One-hidden-layer GaLU/ReLU ensembles (galu.models): outputs, gates, masking, init."""
+"""One-hidden-layer GaLU/ReLU ensembles (galu.ensembles.networks): outputs, gates, masking, init."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from galu.models import GaLUNet, ReLUNet, make_model
+from galu.ensembles.networks import GaLUNet, ReLUNet, make_model
 from galu.seeding import derive_seed
 
 F64 = torch.float64

@@ -1,0 +1,122 @@
+"""Figures of the GaLU capacity study (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032,
+sec. 3) drawn from the stage's tables; nothing here trains or reads files.
+
+One function per figure, ``draw_<figure>(tables, *, scale) -> Figure``: ``tables`` maps the
+figure's table names (those of the figure table in ``workflow/rules/memorization.smk``) to
+their rows, ``scale`` is named in the title so a quick-scale figure never passes for the
+paper's. Every model keeps its marker, colour and legend label in every figure.
+
+- :func:`draw_underparam`: normalized training loss against ``kd/m`` with the paper's GaLU
+  law ``1 - kd/m`` and the ReLU lower bound ``max(0, 1 - 2kd/m)``;
+- :func:`draw_min_width`: the minimal width against the label dimension, with the counting
+  line (as many weights as label values) and ``m/d``;
+- :func:`draw_zero_error`: ``min_width * d / m`` against ``m`` per ``d``, the paper's claim
+  being that it stays near 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from galu.plotting import legend_outside, log_ticks, plt, scaled_title, use_style
+
+_LABELS = {"relu": "ReLU (trained)", "galu": "GaLU (trained)", "galu_exact": "GaLU (exact)"}
+_MARKERS = {"relu": "o", "galu": "s", "galu_exact": "^"}
+_COLOURS = {"relu": "C0", "galu": "C1", "galu_exact": "C2"}
+_SIZE = (6.4, 4.6)
+
+
+def _model_style(model: str) -> dict:
+    """Marker, colour and legend label of a model, the same in every figure."""
+    return {
+        "marker": _MARKERS.get(model, "o"),
+        "color": _COLOURS.get(model, "C3"),
+        "label": _LABELS.get(model, model),
+    }
+
+
+def draw_underparam(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
+    """Figure 1 of the paper: ``underparam.csv``'s loss per model, mean and standard
+    deviation over seeds at each (m, d, k), against ``kd/m``."""
+    rows = tables["underparam"]
+    use_style()
+    fig, ax = plt.subplots(figsize=_SIZE)
+    x = np.linspace(0.0, rows["kd_over_m"].max(), 200)
+    ax.plot(x, 1 - x, "k--", lw=1, label="1 - kd/m (GaLU law)")
+    ax.plot(x, np.clip(1 - 2 * x, 0, None), "k:", lw=1, label="max(0, 1 - 2kd/m)")
+    points = rows.groupby(["model", "m", "d", "k", "kd_over_m"]).train_loss
+    stats = points.agg(["mean", "std"]).reset_index()
+    for model, part in stats.groupby("model", sort=False):
+        ax.errorbar(
+            part["kd_over_m"],
+            part["mean"],
+            part["std"],
+            ls="none",
+            ms=5,
+            alpha=0.8,
+            capsize=2,
+            **_model_style(model),
+        )
+    ax.set(xlabel="kd / m", ylabel="training MSE / label variance", ylim=(-0.03, 1.05))
+    legend_outside(ax)
+    scaled_title(fig, "Under-parameterized memorization: loss against kd/m", scale)
+    return fig
+
+
+def draw_min_width(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
+    """Figure 2 of the paper: the mse searches' minimal width (mean over seeds) against the
+    label dimension; a cross at the search's upper end marks a search that found none."""
+    rows = tables["min_width_mse"]
+    use_style()
+    fig, ax = plt.subplots(figsize=_SIZE)
+    m, d = int(rows["m"].iloc[0]), int(rows["d"].iloc[0])
+    dims = np.geomspace(rows["out_dim"].min(), rows["out_dim"].max(), 100)
+    ax.plot(dims, m * dims / (d + dims), "k--", lw=1, label="k (d + out_dim) = m out_dim")
+    ax.axhline(m / d, color="k", ls=":", lw=1, label="m / d")
+    for model, part in rows.groupby("model", sort=False):
+        found = part[part["found"]].groupby("out_dim")["min_width"].mean()
+        ax.plot(found.index, found.values, **_model_style(model))
+        missing = part[~part["found"]]
+        ax.plot(missing["out_dim"], missing["search_hi"], ls="none", marker="x", color="C3")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="label dimension out_dim",
+        ylabel="minimal width k",
+        title=f"m = {m}, d = {d}",
+    )
+    log_ticks(ax, "x")
+    log_ticks(ax, "y")
+    legend_outside(ax)
+    scaled_title(fig, "Minimal width to fit Gaussian label vectors", scale)
+    return fig
+
+
+def draw_zero_error(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
+    """Figure 3 of the paper: the zero_error searches' ``min_width * d / m`` (mean over
+    seeds) against m, one line per model and d."""
+    rows = tables["min_width_zero_error"]
+    use_style()
+    fig, ax = plt.subplots(figsize=_SIZE)
+    ax.axhline(1.0, color="k", ls=":", lw=1, label="k = m / d")
+    styles = dict(zip(sorted(rows["d"].unique()), ["-", "--", "-.", ":"] * 4, strict=False))
+    for (model, d), part in rows.groupby(["model", "d"], sort=False):
+        mean = part.groupby("m")["kd_over_m"].mean()
+        ax.plot(
+            mean.index,
+            mean.values,
+            ls=styles[d],
+            **{**_model_style(model), "label": f"{_LABELS.get(model, model)}, d = {d}"},
+        )
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="examples m", ylabel="min_width * d / m")
+    ax.minorticks_off()
+    ax.set_xticks(sorted(rows["m"].unique()), [str(m) for m in sorted(rows["m"].unique())])
+    ax.set_ylim(0, max(2.0, 1.1 * rows["kd_over_m"].max()))
+    legend_outside(ax, fontsize="small")
+    scaled_title(fig, "Minimal width to memorize random signs", scale)
+    return fig
