@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from galu.config import ConfigError, load_yaml
-from galu.integrity import check_consistency, consistency_problems
+from galu.consistency import check_consistency, consistency_problems
 
 from conftest import REPO, copy_repo, tool
 
