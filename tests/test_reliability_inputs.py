@@ -361,7 +361,9 @@ def test_there_are_at_least_25_cases():
     assert len({c.id for c in CASES}) == len(CASES) >= 25
 
 
-@pytest.mark.parametrize("overlay", ["paper.yaml", "cifar10-reconstruction.yaml", None])
+@pytest.mark.parametrize(
+    "overlay", ["paper.yaml", "cifar10-reconstruction.yaml", "tiny.yaml", None]
+)
 def test_the_shipped_configurations_are_consistent(overlay):
     config = load_yaml(REPO / "config/config.yaml")
     if overlay:
