@@ -229,7 +229,7 @@ class Run:
     Create it at the start of a script (that fixes the start time), then write
     every output through it. ``extra`` is merged into each sidecar (for
     example ``{"data_substitute": True}`` when inputs descend from a
-    non-official copy of a dataset).
+    non-official copy of a dataset; :meth:`from_snakemake` works that out itself).
     """
 
     def __init__(
@@ -258,17 +258,22 @@ class Run:
     def from_snakemake(cls, smk: Any, **kwargs: Any) -> Run:
         """Build from the ``snakemake`` object a ``script:`` receives.
 
-        Also sends Python logging and warnings to the rule's ``log:`` file, so
-        every job leaves a record of what it did (and of any device fallback), and starts
-        the job's heartbeat: a line on stderr every minute while it runs
-        (:func:`galu.feedback.start_heartbeat`). ``params.code``, the rule's code closure, is
-        recorded as the sidecar's ``code``.
+        Does what every job needs, so that no script can forget it: sends Python logging
+        and warnings to the rule's ``log:`` file, so every job leaves a record of what it
+        did (call :meth:`use_device` afterwards, so a device fallback is in it too); records
+        ``data_substitute``, true when any input descends from a substitute dataset
+        (:func:`is_substitute`), so every result made from one says so (a script that
+        knows better passes its own in ``extra``); and starts the job's heartbeat: a line
+        on stderr every minute while it runs (:func:`galu.feedback.start_heartbeat`).
+        ``params.code``, the rule's code closure, is recorded as the sidecar's ``code``.
         """
         from galu.feedback import start_heartbeat
 
         if len(smk.log):
             log_to_file(smk.log[0])
         params = _named_items(smk.params)
+        inputs = [p for p in smk.input if Path(p).is_file()]
+        substitute = {"data_substitute": any(map(is_substitute, inputs))}
         run = cls(
             smk.rule,
             wildcards=_named_items(smk.wildcards),
@@ -276,12 +281,34 @@ class Run:
             # is recorded apart from the parameters, so params_sha256 stays the settings' hash.
             params={k: v for k, v in params.items() if k != "code"},
             code=_job_code(params.get("code")),
-            inputs=[p for p in smk.input if Path(p).is_file()],
+            inputs=inputs,
+            extra={**substitute, **(kwargs.pop("extra", None) or {})},
             **kwargs,
         )
         logging.getLogger("galu").info("rule %s %s started", run.rule, run.wildcards)
         start_heartbeat(run.rule, run.wildcards, smk.log[0] if len(smk.log) else "")
         return run
+
+    def use_device(self, requested: str) -> str:
+        """Resolve the configured device (``auto``, ``cpu``, ``cuda``: see
+        :func:`galu.device.resolve_device`) and record it for the sidecars; return it.
+
+        Called once the run exists, so the warning of a fallback to the CPU goes to the job's
+        log like everything else.
+        """
+        from galu.device import describe, resolve_device
+
+        device = resolve_device(requested)
+        self.device = describe(device)
+        return device
+
+    @staticmethod
+    def seeds_in(table: Any) -> list[int]:
+        """The distinct seeds of a table's ``seed`` column, ascending: the seeds its rows
+        were made with (empty cells, such as an ODE's, and a table without one give none)."""
+        if "seed" not in table.columns:
+            return []
+        return sorted(int(s) for s in table["seed"].dropna().unique())
 
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:
         """The sidecar record for an output already on disk."""
@@ -310,18 +337,22 @@ class Run:
         logging.getLogger("galu").info("wrote %s (sha256 %s)", path, record["output"]["sha256"])
         return side
 
-    def write_csv(self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
+    def write_csv(
+        self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] | None = None
+    ) -> None:
         """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar.
 
-        A table with a column contract (:mod:`galu.tables`) is checked first: one that breaks
-        it raises TableContractError and the previous output keeps its bytes.
+        The sidecar's seeds are the table's own (:meth:`seeds_in`) unless ``seeds`` names
+        them, so a seeded table cannot be written without them. A table with a column
+        contract (:mod:`galu.tables`) is checked first: one that breaks it raises
+        TableContractError and the previous output keeps its bytes.
         """
         from galu.tables import check_table
 
         check_table(df, path)
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-        self.stamp(path, seeds)
+        self.stamp(path, self.seeds_in(df) if seeds is None else seeds)
 
     def save_figure(self, fig: Any, png: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
         """Save a matplotlib figure as PNG and as the PDF beside it, each with a sidecar.

@@ -3,10 +3,8 @@
 import pandas as pd
 
 from galu.generalization import accuracy_table
-from galu.provenance import Run, is_substitute, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
-inputs = list(snakemake.input)
-run = Run.from_snakemake(snakemake, extra={"data_substitute": any(map(is_substitute, inputs))})
-table = accuracy_table([pd.read_csv(path) for path in inputs])
-run.write_csv(table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].unique()))
+run = Run.from_snakemake(snakemake)
+table = accuracy_table([pd.read_csv(path) for path in snakemake.input])
+run.write_csv(table, snakemake.output.csv)

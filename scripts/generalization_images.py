@@ -6,21 +6,18 @@ import logging
 import torch
 
 from galu.data import load_processed
-from galu.device import describe, resolve_device
 from galu.generalization import ImageSettings, image_accuracy, image_experiment
-from galu.provenance import Run, is_substitute, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params
-device = resolve_device(params.device)
-substitute = is_substitute(snakemake.input.npz)
-run = Run.from_snakemake(snakemake, device=describe(device), extra={"data_substitute": substitute})
+run = Run.from_snakemake(snakemake)
+device = run.use_device(params.device)
 dataset = snakemake.wildcards.gen_image
 settings = ImageSettings(**params.settings)
 grid = image_experiment(dataset, load_processed(snakemake.input.npz), settings, params.seed, device)
 table = image_accuracy(grid)
 logging.info("validation-selected rows:\n%s", table.to_string())
-seeds = sorted(int(s) for s in grid["seed"].unique())
+seeds = run.seeds_in(grid)
 run.write_csv(grid, snakemake.output.grid, seeds=seeds)
 run.write_csv(table, snakemake.output.csv, seeds=seeds)

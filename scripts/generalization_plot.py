@@ -4,10 +4,9 @@ import pandas as pd
 
 from galu.generalization import figures
 from galu.plotting import scaled_title, use_style
-from galu.provenance import Run, is_substitute, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
-run = Run.from_snakemake(snakemake, extra={"data_substitute": is_substitute(snakemake.input.csv)})
+run = Run.from_snakemake(snakemake)
 rows = pd.read_csv(snakemake.input.csv)
 name = snakemake.params.figure
 TITLES = {
@@ -24,4 +23,4 @@ if name in ("mnist", "fashion_mnist"):
 else:
     fig = getattr(figures, f"{name}_figure")(rows)
 scaled_title(fig, f"GaLU vs ReLU generalization: {TITLES[name]}", snakemake.params.scale)
-run.save_figure(fig, snakemake.output.png, seeds=sorted(int(s) for s in rows["seed"].unique()))
+run.save_figure(fig, snakemake.output.png, seeds=run.seeds_in(rows))

@@ -4,15 +4,13 @@ import logging
 
 import torch
 
-from galu.device import describe, resolve_device
 from galu.generalization.experiments import synthetic_experiment
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params
-device = resolve_device(params.device)
-run = Run.from_snakemake(snakemake, device=describe(device), extra={"data_substitute": False})
+run = Run.from_snakemake(snakemake)
+device = run.use_device(params.device)
 table = synthetic_experiment(snakemake.wildcards.gen_task, params.settings, params.seed, device)
 logging.info("rows:\n%s", table.to_string())
-run.write_csv(table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].unique()))
+run.write_csv(table, snakemake.output.csv)

@@ -4,15 +4,13 @@ import logging
 
 import torch
 
-from galu.device import describe, resolve_device
 from galu.memorization.experiments import min_width_experiment
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 common = snakemake.params.common
-device = resolve_device(common["device"])
-run = Run.from_snakemake(snakemake, device=describe(device))
+run = Run.from_snakemake(snakemake)
+device = run.use_device(common["device"])
 criterion = snakemake.wildcards.criterion
 part = int(snakemake.wildcards.part)
 table = min_width_experiment(criterion, snakemake.params.settings, common, device, part)
@@ -28,4 +26,4 @@ for row in table[~table["found"]].itertuples():
         row.search_lo,
         row.search_hi,
     )
-run.write_csv(table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].unique()))
+run.write_csv(table, snakemake.output.csv)

@@ -12,5 +12,4 @@ draw = getattr(figures, f"draw_{params.figure}")
 run = Run.from_snakemake(snakemake, extra={"drawn_by": f"{draw.__module__}.{draw.__name__}"})
 tables = {name: pd.read_csv(path) for name, path in snakemake.input.items()}
 fig = draw(tables, scale=params.scale)
-seeds = pd.concat(tables.values())["seed"].unique()
-run.save_figure(fig, snakemake.output.png, seeds=sorted(int(s) for s in seeds))
+run.save_figure(fig, snakemake.output.png, seeds=Run.seeds_in(pd.concat(tables.values())))

@@ -7,4 +7,4 @@ from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 table = stack_parts([pd.read_csv(path) for path in snakemake.input])
-run.write_csv(table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].unique()))
+run.write_csv(table, snakemake.output.csv)

@@ -7,9 +7,7 @@ import pandas as pd
 from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.correlation import layer_correlations, random_baseline
 from galu.normalization.mlp import build_mlp
-from galu.provenance import log_to_file
 
-log_to_file(snakemake.log[0])
 settings, seed = snakemake.params.settings, snakemake.params.seed
 # Same training subset (hence standardization) as the training runs; the probe images are
 # a seeded subset of the test split. CPU: build_mlp's networks are made there.

@@ -1,9 +1,8 @@
 """Spectra of (1/n) f(Z) f(Z)^T against Marchenko-Pastur -> isometry.csv (+ eigenvalues)."""
 
 from galu.normalization.isometry import isometry_tables
-from galu.provenance import Run, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
 run = Run.from_snakemake(snakemake)
 params = snakemake.params
 summary, eigenvalues = isometry_tables(params.activations, params.n, params.seeds)

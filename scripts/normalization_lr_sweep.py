@@ -6,9 +6,7 @@ import pandas as pd
 
 from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import lr_sweep
-from galu.provenance import log_to_file
 
-log_to_file(snakemake.log[0])
 params = snakemake.params
 run, data = start_cifar_job(
     snakemake, params.data["n_train"], params.data["n_test"], params.seed, params.device

@@ -8,16 +8,12 @@ import pandas as pd
 
 from galu.normalization import figures
 from galu.plotting import use_style
-from galu.provenance import Run, is_substitute
+from galu.provenance import Run
 
 params = snakemake.params
 draw = figures.DRAW[params.figure]
 # The sidecar names the drawing function; the tables' own sidecars name the code that made them.
-extra = {
-    "data_substitute": any(is_substitute(path) for path in snakemake.input),
-    "drawn_by": f"{draw.__module__}.{draw.__name__}",
-}
-run = Run.from_snakemake(snakemake, extra=extra)
+run = Run.from_snakemake(snakemake, extra={"drawn_by": f"{draw.__module__}.{draw.__name__}"})
 tables = {name: pd.read_csv(path) for name, path in snakemake.input.items()}
 use_style()
 fig = draw(tables, scale=params.scale, **params.draw)

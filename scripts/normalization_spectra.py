@@ -3,11 +3,9 @@
 import pandas as pd
 
 from galu.normalization.trainability import JACOBIAN_COLUMNS, SPECTRA_COLUMNS
-from galu.provenance import Run, is_substitute, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
-inputs = [*snakemake.input.spectra, *snakemake.input.jacobian]
-run = Run.from_snakemake(snakemake, extra={"data_substitute": any(map(is_substitute, inputs))})
+run = Run.from_snakemake(snakemake)
 for paths, columns, output in (
     (snakemake.input.spectra, SPECTRA_COLUMNS, snakemake.output.csv),
     (snakemake.input.jacobian, JACOBIAN_COLUMNS, snakemake.output.jacobian),

@@ -7,9 +7,7 @@ import pandas as pd
 from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import chosen_lrs
 from galu.normalization.trainability import train_depth
-from galu.provenance import log_to_file
 
-log_to_file(snakemake.log[0])
 params = snakemake.params
 data_settings = params.data
 run, data = start_cifar_job(

@@ -3,11 +3,9 @@
 import pandas as pd
 
 from galu.normalization.trainability import max_trainable_depth, run_outcomes
-from galu.provenance import Run, is_substitute, log_to_file
+from galu.provenance import Run
 
-log_to_file(snakemake.log[0])
-inputs = [*snakemake.input.curves, *snakemake.input.sweeps]
-run = Run.from_snakemake(snakemake, extra={"data_substitute": any(map(is_substitute, inputs))})
+run = Run.from_snakemake(snakemake)
 fraction = snakemake.params.loss_fraction
 seeds = snakemake.params.seeds
 curves = pd.concat(map(pd.read_csv, snakemake.input.curves), ignore_index=True)
@@ -16,4 +14,4 @@ run.write_csv(curves, snakemake.output.csv, seeds=seeds)
 run.write_csv(outcomes, snakemake.output.runs, seeds=seeds)
 run.write_csv(max_trainable_depth(outcomes, fraction), snakemake.output.max_depth, seeds=seeds)
 sweeps = pd.concat(map(pd.read_csv, snakemake.input.sweeps), ignore_index=True)
-run.write_csv(sweeps, snakemake.output.lr_sweep, seeds=sorted(set(sweeps["seed"])))
+run.write_csv(sweeps, snakemake.output.lr_sweep)

@@ -28,5 +28,4 @@ else:
     plateau = {name: figures.plateau_R(stability, name) for name in params.settings}
     fig = figures.settings_figure(runs, TITLES, plateau)
 scaled_title(fig, "On-line learning in soft committee machines", params.scale)
-seeds = pd.concat(runs.values())["seed"].dropna().unique()
-run.save_figure(fig, snakemake.output.png, seeds=sorted(int(s) for s in seeds))
+run.save_figure(fig, snakemake.output.png, seeds=run.seeds_in(pd.concat(runs.values())))

@@ -5,14 +5,13 @@ import logging
 import pandas as pd
 import torch
 
-from galu.device import describe, resolve_device
 from galu.provenance import Run
 from galu.scm.schedules import schedule_experiment
 
 params = snakemake.params
-device = resolve_device(params.device)
 torch.set_num_threads(snakemake.threads)
-run = Run.from_snakemake(snakemake, device=describe(device))
+run = Run.from_snakemake(snakemake)
+device = run.use_device(params.device)
 summaries, trajectories = [], []
 for name in params.schedules["settings"]:
     summary, trajectory = schedule_experiment(

@@ -7,6 +7,4 @@ from galu.scm.experiments import combine
 
 run = Run.from_snakemake(snakemake)
 table = combine([pd.read_csv(path) for path in snakemake.input])
-run.write_csv(
-    table, snakemake.output.csv, seeds=sorted(int(s) for s in table["seed"].dropna().unique())
-)
+run.write_csv(table, snakemake.output.csv)

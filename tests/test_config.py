@@ -47,7 +47,8 @@ def merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 def test_shipped_configs_are_valid():
     validate(QUICK, SCHEMA)
     validate(merged(QUICK, PAPER), SCHEMA)
-    validate(merged(QUICK, load_yaml(REPO / "config/cifar10-reconstruction.yaml")), SCHEMA)
+    for overlay in ("cifar10-reconstruction.yaml", "tiny.yaml"):
+        validate(merged(QUICK, load_yaml(REPO / "config" / overlay)), SCHEMA)
     assert QUICK["scale"] == "quick" and PAPER["scale"] == "paper"
     assert "data" not in PAPER  # site settings stay with the site (config/local.yaml)
 

@@ -1,12 +1,15 @@
 """Atomic writes and sidecars."""
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from galu.atomic import atomic_path
 from galu.provenance import Run, sha256_file, sha256_json, sidecar_path
+
+from conftest import REPO
 
 
 def test_atomic_path_keeps_previous_version_on_failure(tmp_path):
@@ -69,3 +72,78 @@ def test_figure_gets_png_pdf_and_sidecars_with_stable_bytes(tmp_path):
     for name in ("f.png", "f.pdf", "f.png.meta.json", "f.pdf.meta.json"):
         assert (tmp_path / name).is_file()
     assert (tmp_path / "f.pdf").read_bytes() == first  # no creation date in the PDF
+
+
+def _job(tmp_path, inputs, **params):
+    """A stand-in for the ``snakemake`` object a script receives, logging under tmp_path."""
+    return SimpleNamespace(
+        rule="job",
+        log=[str(tmp_path / "logs/job.log")],
+        input=[str(p) for p in inputs],
+        wildcards={},
+        params=params,
+    )
+
+
+def _official_and_substitute(tmp_path):
+    official, substitute = tmp_path / "official.npz", tmp_path / "substitute.npz"
+    for path, flag in ((official, False), (substitute, True)):
+        path.write_bytes(path.name.encode())
+        sidecar_path(path).write_text(json.dumps({"data_substitute": flag}))
+    return official, substitute
+
+
+@pytest.mark.parametrize(
+    ("reads", "expected"), [((), False), (("official",), False), (("official", "sub"), True)]
+)
+def test_a_job_that_reads_a_substitute_records_it_without_being_told(
+    tmp_path, monkeypatch, reads, expected
+):
+    monkeypatch.chdir(tmp_path)
+    official, substitute = _official_and_substitute(tmp_path)
+    paths = {"official": official, "sub": substitute}
+    run = Run.from_snakemake(_job(tmp_path, [paths[name] for name in reads]))
+    run.write_csv(pd.DataFrame({"x": [1]}), "out.csv")
+    assert json.loads(sidecar_path("out.csv").read_text())["data_substitute"] is expected
+    assert "rule job {} started" in (tmp_path / "logs/job.log").read_text()
+
+
+def test_a_script_that_knows_better_overrides_the_substitute_flag(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _, substitute = _official_and_substitute(tmp_path)
+    run = Run.from_snakemake(_job(tmp_path, [substitute]), extra={"data_substitute": False})
+    assert run.extra == {"data_substitute": False}
+
+
+def test_seeds_in_a_table_are_its_distinct_seeds_ascending():
+    table = pd.DataFrame({"seed": [2.0, None, 0.0, 2.0], "v": [1, 2, 3, 4]})
+    assert Run.seeds_in(table) == [0, 2]
+    assert all(type(s) is int for s in Run.seeds_in(table))
+    assert Run.seeds_in(pd.DataFrame({"v": [1]})) == []
+
+
+def test_a_seeded_table_records_the_seeds_the_config_gives(tmp_path, monkeypatch):
+    """A real job's table (the tiny scale's perceptron simulation, reseeded): without a
+    ``seeds`` argument its sidecar records seed, seed + 1, ... as the config sets them."""
+    from galu.runconfig import run_config
+    from galu.scm.experiments import simulation_table
+
+    config = run_config(REPO, ["config/tiny.yaml"], ["seed=5", "scm.simulation.seeds=3"])
+    scm = config["scm"]
+    table = simulation_table("perceptron", scm["perceptron"], scm["simulation"], 5, "cpu")
+    monkeypatch.chdir(tmp_path)
+    Run("scm_simulation").write_csv(table, "sim.csv")
+    assert json.loads(sidecar_path("sim.csv").read_text())["seeds"] == [5, 6, 7]
+    Run("scm_simulation").write_csv(table, "named.csv", seeds=[5])
+    assert json.loads(sidecar_path("named.csv").read_text())["seeds"] == [5]
+
+
+def test_use_device_records_the_device_and_logs_a_fallback_in_the_jobs_log(tmp_path):
+    import torch
+
+    run = Run.from_snakemake(_job(tmp_path, []))
+    assert run.use_device("cpu") == "cpu" and run.device == "cpu"
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: cuda does not fall back here")
+    assert run.use_device("cuda") == "cpu" and run.device == "cpu"
+    assert "no CUDA device is visible; using the CPU" in (tmp_path / "logs/job.log").read_text()

@@ -24,7 +24,7 @@ from galu.audit import audit_tree
 from galu.config import load_yaml
 from galu.data import DATASETS, DataError, load_processed
 from galu.data.mirrors import local_candidates, local_folder
-from galu.integrity import preflight
+from galu.preflight import preflight
 from galu.provenance import seal_problem, sealed_sidecar, sha256_file
 
 from conftest import REPO, copy_repo, run, tool

@@ -1,7 +1,7 @@
 """Determinism: same configuration and seeds, same bytes; another seed, other numbers.
 
 Two fresh copies of the repository run the claims table and everything it needs at the
-tiny scale (test_reliability_support.TINY: every stage, real jobs, about a minute; the quick
+tiny scale (config/tiny.yaml: every stage, real jobs, about a minute; the quick
 scale itself takes too long to run twice in a test), side by side. Then:
 
 - every CSV under results/ (results/claims.csv included) is byte-identical between the

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from galu.config import ConfigError, load_yaml
-from galu.integrity import check_consistency, consistency_problems
+from galu.consistency import check_consistency, consistency_problems
 
 from conftest import REPO, copy_repo, tool
 
@@ -361,7 +361,9 @@ def test_there_are_at_least_25_cases():
     assert len({c.id for c in CASES}) == len(CASES) >= 25
 
 
-@pytest.mark.parametrize("overlay", ["paper.yaml", "cifar10-reconstruction.yaml", None])
+@pytest.mark.parametrize(
+    "overlay", ["paper.yaml", "cifar10-reconstruction.yaml", "tiny.yaml", None]
+)
 def test_the_shipped_configurations_are_consistent(overlay):
     config = load_yaml(REPO / "config/config.yaml")
     if overlay:

@@ -1,9 +1,10 @@
 """Shared by the workflow-level reliability tests (kill, concurrency, determinism); no tests.
 
-``TINY`` shrinks every stage to seconds while keeping each job real (same rules, scripts and
-library code as the quick scale). The helpers snapshot outputs (mtime and sha256), read
-Snakemake's incomplete markers and start a run in its own process group, so a test can
-SIGKILL the whole workflow the way a crashed login shell or a power cut would.
+``TINY`` (the overlay ``config/tiny.yaml``) shrinks every stage to seconds while keeping each
+job real (same rules, scripts and library code as the quick scale). The helpers snapshot
+outputs (mtime and sha256), read Snakemake's incomplete markers and start a run in its own
+process group, so a test can SIGKILL the whole workflow the way a crashed login shell or a
+power cut would.
 """
 
 from __future__ import annotations
@@ -21,72 +22,14 @@ import yaml
 
 from galu.provenance import sha256_file
 
-from conftest import copy_repo, run, tool
+from conftest import REPO, copy_repo, run, tool
 
 OUTPUT_FOLDERS = ("results", "figures", "data/processed", "data/raw")
 OVERLAY = "reliability.yaml"
 
-_SCM_START = {
-    "etas": [0.5],
-    "forms": ["exact"],
-    "alpha_max": 2.0,
-    "sim_etas": [0.5],
-    "sim_alpha_max": 1.0,
-}
-TINY: dict[str, Any] = {
-    "scale": "quick",
-    "data": {"link": False, "download": False},
-    "normalization": {
-        "coefficients": {"activations": ["relu", "tanh"]},
-        "isometry": {"activations": ["relu", "tanh"], "n": 60, "seeds": 2, "bins": 10},
-        "trainability": {
-            "activations": ["relu"],
-            "widths": [10],
-            "depths": [2],
-            "seeds": 1,
-            "n_train": 200,
-            "n_test": 100,
-            "epochs": 1,
-            "batch_size": 50,
-            "lr_sweep": {"lrs": [0.01], "depth": 2, "epochs": 1},
-        },
-        "spectra": {"activations": ["relu"], "jacobian_samples": 4},
-        "correlations": {"activations": ["relu"], "depth": 3, "width": 10, "samples": 8},
-    },
-    "scm": {
-        "ode": {"points": 12},
-        "simulation": {"N": 40, "seeds": 1, "n_test": 50, "points": 6, "block": 32},
-        "stability": {"eta_points": 6, "plateau_alpha": 2.0},
-        "perceptron": {**_SCM_START, "etas": [0.5, 2.5]},
-        "relu_k2m2": _SCM_START,
-        "relu_k3m2": _SCM_START,
-        "erf_k3m2": _SCM_START,
-        "relu_k2m3": _SCM_START,
-        "schedules": {"settings": ["relu_k2m2"], "constant_etas": [0.5, 1.0], "alpha_max": 2.0,
-                      "points": 8, "sim_alpha_max": 1.0},
-    },
-    "memorization": {
-        "underparam": {"ms": [32], "ds": [4], "ks": [2, 4], "seeds": 1, "steps": 30,
-                       "batch_size": 0},
-        "min_width": {
-            "mse": {"m": 32, "d": 4, "out_dims": [1], "models": ["relu", "galu_exact"],
-                    "probe_seeds": 1, "width_max": 16, "probes_per_round": 2, "steps": 30,
-                    "batch_size": 0},
-            "zero_error": {"ms": [32], "ds": [4], "models": ["relu"], "probe_seeds": 1,
-                           "width_max": 16, "probes_per_round": 2, "steps": 30,
-                           "batch_size": 0},
-        },
-    },
-    "generalization": {
-        "datasets": ["clusters", "linear", "parity"],
-        "clusters": {"sigma_ys": [0.0, 0.5], "n_train": 60, "n_test": 60, "n_centres": 5,
-                     "dim": 5, "width": 8, "seeds": 1, "steps": 20},
-        "linear": {"n_trains": [10, 30], "n_test": 60, "dim": 5, "width": 8, "seeds": 1,
-                   "steps": 20},
-        "parity": {"subset_sizes": [2], "n_train": 60, "n_test": 60, "dim": 6, "width": 8,
-                   "seeds": 1, "steps": 20, "batch_size": 0},
-    },
-}  # fmt: skip
+# The tiny configuration, a file a person can run too (see its header).
+TINY_FILE = "config/tiny.yaml"
+TINY: dict[str, Any] = yaml.safe_load((REPO / TINY_FILE).read_text())
 
 
 def tiny_repo(dest: Path, overlay: dict[str, Any] | None = None) -> Path:

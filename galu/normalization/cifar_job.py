@@ -7,7 +7,6 @@ from typing import Any
 
 import torch
 
-from galu.device import describe, resolve_device
 from galu.normalization.cifar import TensorData, load_arrays, prepare_data
 from galu.provenance import Run
 
@@ -23,7 +22,8 @@ def start_cifar_job(
     (:func:`prepare_data`).
     """
     torch.set_num_threads(smk.threads)
-    resolved = resolve_device(device)
     arrays, substitute = load_arrays(smk.input.npz)
-    run = Run.from_snakemake(smk, device=describe(resolved), extra={"data_substitute": substitute})
+    run = Run.from_snakemake(smk, extra={"data_substitute": substitute})
+    # After the Run: a fallback to the CPU is logged in the job's log.
+    resolved = run.use_device(device)
     return run, prepare_data(arrays, n_train, n_test, seed, resolved)

@@ -29,6 +29,7 @@ from galu.plotting import (
     plt,  # imported from there: it selects the Agg backend first
     scaled_title,
 )
+from galu.provenance import Run
 
 Tables = Mapping[str, pd.DataFrame]
 BAR_HATCHES = ["", "//", "..", "xx"]
@@ -393,19 +394,15 @@ def draw_correlations(tables: Tables, *, scale: str) -> Figure:
     return fig
 
 
-def _seeds(table: pd.DataFrame) -> list[int]:
-    return sorted(int(s) for s in table["seed"].unique())
-
-
 # figure -> the seeds of the rows it draws (recorded in the figure's provenance sidecar)
 SHOWN_SEEDS: dict[str, Callable[[Tables], list[int]]] = {
     "coefficients": lambda tables: [],
     "isometry": lambda tables: [int(tables["eigenvalues"]["seed"].min())],
-    "training": lambda tables: _seeds(tables["trainability"]),
-    "max_depth": lambda tables: _seeds(tables["runs"]),
-    "layer_spectra": lambda tables: _seeds(first_network(tables["spectra"])),
-    "jacobian": lambda tables: _seeds(smallest_width(tables["jacobian"])),
-    "correlations": lambda tables: _seeds(tables["correlations"]),
+    "training": lambda tables: Run.seeds_in(tables["trainability"]),
+    "max_depth": lambda tables: Run.seeds_in(tables["runs"]),
+    "layer_spectra": lambda tables: Run.seeds_in(first_network(tables["spectra"])),
+    "jacobian": lambda tables: Run.seeds_in(smallest_width(tables["jacobian"])),
+    "correlations": lambda tables: Run.seeds_in(tables["correlations"]),
 }
 DRAW: dict[str, Callable[..., Figure]] = {
     "coefficients": draw_coefficients,

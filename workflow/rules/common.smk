@@ -8,12 +8,13 @@ import yaml
 from galu.claims import caption_path, reduced_claims
 from galu.closure import CodeScanner
 from galu.config import ConfigError, load_yaml, validate_files
+from galu.consistency import check_consistency
 from galu.costs import CostModel
-from galu.integrity import announce, check_consistency, preflight
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
 from galu.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
 from galu.plan import preflight as cost_preflight
+from galu.preflight import announce, preflight
 from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
