@@ -62,10 +62,9 @@ def read_benchmarks(
     ``logs/benchmarks/data/``, every other from the scale's own ``logs/.../benchmarks/``."""
     shared = Path(run_dir) / "logs/benchmarks"
     own = Path(run_dir) / scaled("logs/benchmarks", scale)
-    files = {_name(p, shared): p for p in sorted((shared / "data").rglob("*.tsv"))}
-    files.update(
-        {_name(p, own): p for p in sorted(own.rglob("*.tsv")) if _name(p, own) not in files}
-    )
+    files = {_name(p, own): p for p in sorted(own.rglob("*.tsv"))}
+    if own != shared:  # another scale's own folder has no data/: add the shared one
+        files.update({_name(p, shared): p for p in sorted((shared / "data").rglob("*.tsv"))})
     found = {}
     for name, path in sorted(files.items()):
         table = pd.read_csv(path, sep="\t")
