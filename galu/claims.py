@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -304,11 +304,17 @@ def _mark_reduced(row: dict[str, Any], scale: str, reduction: str) -> None:
     )
 
 
+def source_stage(source: str) -> str:
+    """The stage whose rules make contract table ``source`` (``results/<stage>/...``)."""
+    return PurePosixPath(source).parts[1]
+
+
 def evaluate(
     claims: Iterable[Claim],
     root: str | Path | OutputRoot,
     scale: str,
     reduced: Mapping[str, str] | None = None,
+    stages: Collection[str] | None = None,
 ) -> pd.DataFrame:
     """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons.
 
@@ -316,7 +322,10 @@ def evaluate(
     ``claims`` are parsed for the scale the run is judged as (:func:`galu.scales.judged_as`).
     ``reduced``: claim id -> what the run reduced from the paper's settings that the claim
     depends on (the config's ``reductions``); such a claim is ``not_run`` with that reason
-    and the value measured on the reduced run, never a verdict on the paper's claim."""
+    and the value measured on the reduced run, never a verdict on the paper's claim.
+    ``stages``: the stages the run made (the config's ``stages``; None: all). A claim of
+    another stage is ``not_run`` even when its table lies in the checkout (e.g. put back by
+    ``galu resume``): it is not an input of this run's claims job."""
     root = output_root(root)
     reduced = dict(reduced or {})
     checked = judged_as(scale)
@@ -346,6 +355,11 @@ def evaluate(
         path = root / claim.source
         if checked not in claim.scales:
             row["reason"] = f"checked only at the {', '.join(claim.scales)} scale"
+        elif stages is not None and source_stage(claim.source) not in stages:
+            row["reason"] = (
+                f"the {source_stage(claim.source)} stage is not among this run's stages"
+                f" ({', '.join(stages)}; config key `stages`)"
+            )
         elif not path.is_file():
             row["reason"] = f"{claim.source} was not produced (stage disabled or its data missing)"
         else:

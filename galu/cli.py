@@ -202,8 +202,7 @@ def _readme_section(
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from galu.config import load_yaml
-    from galu.publish import QUICK_REFUSAL, PublishError, claim_sources, publish, this_machine
+    from galu.publish import QUICK_REFUSAL, PublishError, publish, this_machine
     from galu.scales import QUICK
 
     root = _checkout(".")
@@ -215,10 +214,9 @@ def _publish(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no configuration file {', '.join(missing)}; name the run's with --configfile"
         )
-    sources = claim_sources(load_yaml(root / "workflow/claims.yaml"))
     try:
         manifest = publish(
-            args.scale, sources, configfiles=configfiles, machine=args.machine or this_machine()
+            args.scale, configfiles=configfiles, machine=args.machine or this_machine()
         )
     except PublishError as error:
         raise UsageError(str(error)) from None
@@ -232,8 +230,30 @@ def _publish(args: argparse.Namespace) -> int:
             else ""
         )
         + ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
-        " 'What reproduces at the paper level'."
+        " 'What reproduces at the paper level'; `galu resume` continues the run elsewhere."
     )
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from galu.resume import ResumeError, resume
+
+    try:
+        done = resume(args.scale, _checkout(args.root))
+    except ResumeError as error:
+        raise UsageError(str(error)) from None
+    configfiles = " ".join(args.configfile or default_configfiles(args.scale))
+    print(
+        f"{len(done.restored)} file(s) of the published {args.scale} run put back"
+        f" ({len(done.present)} already there), {done.records} Snakemake record(s) and"
+        f" {done.benchmarks} benchmark table(s) written. Snakemake reruns only what changed"
+        f" since: `galu run --configfile {configfiles}`."
+    )
+    if done.missing_data:
+        print(
+            f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
+            " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
+        )
     return 0
 
 
@@ -400,6 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
     publish.set_defaults(func=_publish)
+    resume = sub.add_parser(
+        "resume", help="put a published run back into results/<scale>/ to continue it"
+    )
+    resume.add_argument("--scale", required=True, help="the published run's scale")
+    resume.add_argument("--root", default=".", help="repository root (default: .)")
+    resume.add_argument(
+        "--configfile", nargs="+", help="the run's configuration files (for the next command)"
+    )
+    resume.set_defaults(func=_resume)
     plan = sub.add_parser(
         "plan", help="predict a configuration's cost per stage and rule before running it"
     )

@@ -1,15 +1,17 @@
-"""Publish a finished run's small result tables with the code: ``published/<scale>/``.
+"""Publish a run's result tables with the code: ``published/<scale>/``.
 
 A run of a scale other than quick (e.g. ``config/paper-cpu.yaml``) takes hours; its outcome
 is worth keeping in the repository, where ``galu audit`` verifies it and the README's second
 generated section, "What reproduces at the paper level", quotes it. :func:`publish` copies
-the claims table and every CSV the claims and captions read (the DESIGN.md contracts, which
-are small; tables over :data:`MAX_BYTES` are left out and listed) with their provenance
-sidecars unchanged, to the same contract paths under ``published/<scale>/``, and writes
-``publication.json``: the scale, the commit and machine of the run, its configuration, its
-wall time and job time (from the sidecars), and the files. A published file's sidecar still
-describes the run's path (``results/<scale>/...``): :func:`described_path` is how the audit
-tells a published copy from a file passed off as another.
+every result file of the run (``results/<scale>/``: the verdict, the contract tables and the
+per-job tables they are stacked from, all small; files over :data:`MAX_BYTES` are left out
+and listed) with its provenance sidecar unchanged, to the same contract paths under
+``published/<scale>/``, and writes ``publication.json``: the scale, the commit and machine of
+the run, its configuration, its wall time and job time (from the sidecars), and the files.
+``run-state.json`` keeps what continuing the run elsewhere needs (:mod:`galu.resume`).
+A published file's sidecar still describes the run's path (``results/<scale>/...``):
+:func:`described_path` is how the audit tells a published copy from a file passed off as
+another.
 """
 
 from __future__ import annotations
@@ -26,11 +28,17 @@ from typing import Any
 from galu.atomic import atomic_write_bytes
 from galu.provenance import SIDECAR_SUFFIX, Run, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
+from galu.snakemake_metadata import read_metadata
 
 PUBLISHED = "published"
 MANIFEST = "publication.json"
+# What continuing the run elsewhere needs besides its files (galu.resume).
+STATE = "run-state.json"
 # A published table lives in git: keep the repository small.
 MAX_BYTES = 5_000_000
+# Not published: the report archive holds the figures (megabytes of images in git), and
+# the next run rebuilds it from the tables in a minute.
+NOT_PUBLISHED = ("results/report.zip",)
 # Always published: the verdict (contract paths).
 VERDICT = ("results/claims.csv", "results/claims.md", "results/claims_summary.json")
 
@@ -59,7 +67,7 @@ def described_path(path: str) -> str:
     run's output the run's path (``published/paper-cpu/results/claims.csv`` ->
     ``results/paper-cpu/claims.csv``)."""
     published = publication_scale(path)
-    if published is None or published[1] == MANIFEST:
+    if published is None or published[1] in (MANIFEST, STATE):
         return path
     scale, contract = published
     return scaled(contract, scale)
@@ -68,20 +76,6 @@ def described_path(path: str) -> str:
 def published_copy(path: str, scale: str) -> str:
     """Where the published copy of the run's output ``path`` lies (relative to the checkout)."""
     return f"{PUBLISHED}/{scale}/{unscaled(path, scale)}"
-
-
-def claim_sources(claims: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The contract CSVs the claims of workflow/claims.yaml read (finding values included)."""
-    sources = set()
-    for claim in claims:
-        sources.add(claim["source"])
-        sources |= {v["source"] for v in claim.get("finding_values", {}).values()}
-    return sorted(sources)
-
-
-def tables(claim_sources: Iterable[str]) -> list[str]:
-    """The contract paths a publication holds: the verdict, then the claims' sources."""
-    return list(dict.fromkeys([*VERDICT, *sorted(claim_sources)]))
 
 
 def _sidecars(folder: Path) -> Iterable[dict[str, Any]]:
@@ -133,13 +127,38 @@ def this_machine() -> str:
     return f"{model}, {os.cpu_count()} cores ({platform.system()})"
 
 
-def publish(
-    scale: str, sources: Iterable[str], *, configfiles: list[str], machine: str
-) -> dict[str, Any]:
+def run_files(scale: str) -> list[str]:
+    """Every result file of the run of ``scale`` in the current checkout, as contract paths:
+    the verdict first, then the rest in path order (sidecars, temporaries and the report
+    excluded)."""
+    base = Path(scaled("results", scale))
+    found = [
+        unscaled(p.as_posix(), scale)
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
+    ]
+    found = [c for c in found if c not in NOT_PUBLISHED]
+    return list(dict.fromkeys([*(v for v in VERDICT if v in found), *found]))
+
+
+def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
+    """What a publication keeps besides the tables: Snakemake's metadata of each published
+    file and of its sidecar (keyed by the run's path) and every benchmark table of the run
+    (``logs/<scale>/benchmarks``; path -> text)."""
+    paths = [scaled(c, scale) for c in contracts]
+    targets = [p for path in paths for p in (path, f"{path}{SIDECAR_SUFFIX}")]
+    benchmarks = Path(scaled("logs/benchmarks", scale))
+    tables = sorted(benchmarks.rglob("*.tsv")) if benchmarks.is_dir() else []
+    return {
+        "snakemake_metadata": read_metadata(targets),
+        "benchmarks": {p.as_posix(): p.read_text() for p in tables},
+    }
+
+
+def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, Any]:
     """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
-    return its manifest. ``sources``: the contract CSVs the claims read. Raises PublishError
-    for the quick scale (the README's first section is its verdict), when the run has no
-    claims table, or when a table to publish has no sidecar."""
+    return its manifest. Raises PublishError for the quick scale (the README's first section
+    is its verdict), when the run has no claims table, or when a result has no sidecar."""
     if scale == QUICK:
         raise PublishError(QUICK_REFUSAL)
     run = OutputRoot(Path("."), scale)
@@ -149,16 +168,17 @@ def publish(
             f"no finished run of the {scale} scale: {claims} is missing; run"
             f" `snakemake --cores 2 --configfile {' '.join(configfiles)}` first"
         )
+    files = run_files(scale)
+    unsealed = [run / c for c in files if not sidecar_path(run / c).is_file()]
+    if unsealed:
+        names = ", ".join(p.as_posix() for p in unsealed)
+        raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
     target = Path(PUBLISHED) / scale
     if target.exists():
         shutil.rmtree(target)  # a publication is one run's, never a mix of two
     copied, left_out = [], []
-    for contract in tables(sources):
+    for contract in files:
         source = run / contract
-        if not source.is_file():
-            continue
-        if not sidecar_path(source).is_file():
-            raise PublishError(f"{source} has no provenance sidecar; rerun its job")
         if source.stat().st_size > MAX_BYTES:
             left_out.append(contract)
             continue
@@ -176,15 +196,20 @@ def publish(
         "machine": machine,
         "device": record.get("device"),
         "configfiles": configfiles,
+        "stages": (record.get("params") or {}).get("stages"),
         "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
         **{k: round(v, 2) for k, v in run_times(_sidecars(Path(f"results/{scale}"))).items()},
         "files": copied,
         "left_out": left_out,
     }
+    state = target / STATE
+    atomic_write_bytes(state, (json.dumps(run_state(scale, copied), indent=1) + "\n").encode())
     path = target / MANIFEST
     atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode())
-    # Its own sidecar records the published tables as inputs: the audit checks the set.
-    Run("publish", inputs=[(target / c).as_posix() for c in copied]).stamp(path.as_posix())
+    # Their own sidecars record the published tables as inputs: the audit checks the set.
+    inputs = [(target / c).as_posix() for c in copied]
+    for written in (state, path):
+        Run("publish", inputs=inputs).stamp(written.as_posix())
     return manifest
 
 

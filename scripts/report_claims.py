@@ -26,7 +26,7 @@ root = OutputRoot(scale=scale)
 claims = parse_claims(load_yaml(snakemake.input.claims), judged_as(scale))
 reductions = snakemake.params.reductions
 reduced = reduced_claims(reductions, [c.claim_id for c in claims])
-table = evaluate(claims, root, scale, reduced)
+table = evaluate(claims, root, scale, reduced, snakemake.params.stages)
 substitute = sorted(set(table.loc[table["data_substitute"], "source"]))
 run = Run.from_snakemake(snakemake, extra={"data_substitute": bool(substitute)})
 run.write_csv(table, snakemake.output.csv)

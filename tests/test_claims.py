@@ -16,6 +16,7 @@ from galu.claims import (
     markdown_table,
     parse_claims,
     readme_with_section,
+    source_stage,
 )
 from galu.config import load_yaml
 
@@ -337,3 +338,17 @@ def test_a_claim_on_a_model_this_run_did_not_train_is_not_run_not_a_crash(tree):
     row = run_one(tree, pivot={"index": "x", "columns": "m", "values": "y"}, expression="c - a")
     assert row.verdict == "not_run" and "lacks what the claim reads" in row.reason
     assert run_one(tree, expression="no_such_column").verdict == "not_run"
+
+
+def test_a_claim_of_a_stage_the_run_left_out_is_not_run_though_its_table_exists(tree):
+    (tree / "results/scm").mkdir()
+    (tree / "results/t.csv").rename(tree / "results/scm/t.csv")
+    mine = claim(source="results/scm/t.csv", expression="y", reduce="max", expected=0.9)
+    assert source_stage("results/scm/t.csv") == "scm"
+    assert evaluate([mine], tree, "quick", stages=["scm"]).iloc[0].verdict == "pass"
+    row = evaluate([mine], tree, "quick", stages=["memorization", "normalization"]).iloc[0]
+    assert row.verdict == "not_run" and math.isnan(row.measured)
+    assert row.reason == (
+        "the scm stage is not among this run's stages (memorization, normalization;"
+        " config key `stages`)"
+    )

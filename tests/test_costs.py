@@ -17,9 +17,14 @@ from galu.runconfig import run_config
 from conftest import REPO, run, tool
 
 CONFIGS = {
-    "quick": [],
-    "paper": ["config/paper.yaml"],
-    "paper-smoke": ["config/paper.yaml", "config/paper-smoke.yaml"],
+    "quick": ([], []),
+    "paper": (["config/paper.yaml"], []),
+    "paper-smoke": (["config/paper.yaml", "config/paper-smoke.yaml"], []),
+    # a run of two stages: no memorization or generalization job, and no MNIST download
+    "paper-cpu, two stages": (
+        ["config/paper.yaml", "config/paper-cpu.yaml"],
+        ["stages=[scm,normalization]"],
+    ),
 }
 
 
@@ -66,8 +71,10 @@ def test_the_stored_constants_are_the_fit_of_the_stored_measurements(measured, m
         assert refit.rules[rule] == constants, rule
 
 
-def _planned_by_snakemake(root: Path, files: list[str]) -> set[str]:
-    args = ["--configfile", *files] if files else []
+def _planned_by_snakemake(root: Path, files: list[str], overrides: list[str]) -> set[str]:
+    args = (["--configfile", *files] if files else []) + (
+        ["--config", *overrides] if overrides else []
+    )
     proc = run([tool("snakemake"), "-n", "-F", "--cores", "2", *args], root)
     out = proc.stdout + proc.stderr
     jobs = set()
@@ -82,9 +89,12 @@ def _planned_by_snakemake(root: Path, files: list[str]) -> set[str]:
 
 @pytest.mark.parametrize("scale", sorted(CONFIGS))
 def test_the_job_list_is_the_one_snakemake_plans(repo_copy, scale):
-    files = CONFIGS[scale]
-    expected = {j.label for j in workflow_jobs(run_config(REPO, files))}
-    assert _planned_by_snakemake(repo_copy, files) == expected
+    files, overrides = CONFIGS[scale]
+    expected = {j.label for j in workflow_jobs(run_config(REPO, files, overrides))}
+    assert _planned_by_snakemake(repo_copy, files, overrides) == expected
+    if overrides:
+        assert {label.split("[")[0] for label in expected} >= {"scm_ode", "normalization_train"}
+        assert not any(label.startswith(("memorization", "generaliz")) for label in expected)
 
 
 def test_resources_follow_the_model_and_runtime_min_overrides_it(model):

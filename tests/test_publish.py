@@ -45,11 +45,10 @@ def test_a_published_copy_passes_the_audit_and_tampering_is_named(tmp_path, monk
     _fake_run()
     manifest = publish(
         "paper-cpu",
-        ["results/scm/stability.csv", "results/memorization/underparam.csv"],
         configfiles=["config/paper.yaml", "config/paper-cpu.yaml"],
         machine="test machine",
     )
-    # Only what the run made; the verdict first; the sidecars unchanged (they describe
+    # Every result of the run, the verdict first; the sidecars unchanged (they describe
     # the run's paths).
     assert manifest["files"] == [
         "results/claims.csv",
@@ -73,6 +72,7 @@ def test_a_published_copy_passes_the_audit_and_tampering_is_named(tmp_path, monk
     changed = "input published/paper-cpu/results/scm/stability.csv changed since this output"
     assert found.keys() == {
         "published/paper-cpu/publication.json",
+        "published/paper-cpu/run-state.json",
         "published/paper-cpu/results/claims.csv",
         "published/paper-cpu/results/claims.md",
         published.as_posix(),
@@ -85,7 +85,7 @@ def test_a_published_copy_passes_the_audit_and_tampering_is_named(tmp_path, monk
 def test_a_published_table_under_another_name_is_not_its_copy(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _fake_run()
-    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=[], machine="m")
+    publish("paper-cpu", configfiles=[], machine="m")
     folder = Path("published/paper-cpu/results")
     shutil.copy(folder / "scm/stability.csv", folder / "scm/trajectories.csv")
     shutil.copy(folder / "scm/stability.csv.meta.json", folder / "scm/trajectories.csv.meta.json")
@@ -146,7 +146,7 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert paper_section(".").startswith("No run at the paper level is published yet")
     _fake_run()
-    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=["c.yaml"], machine="m1")
+    publish("paper-cpu", configfiles=["c.yaml"], machine="m1")
     manifest = json.loads(Path("published/paper-cpu/publication.json").read_text())
     section = paper_section(".")
     assert f"commit `{manifest['commit']}`" in section and "machine: m1" in section
@@ -210,7 +210,7 @@ def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, 
 
     monkeypatch.chdir(tmp_path)
     _fake_run()
-    publish("paper-cpu", ["results/scm/stability.csv"], configfiles=[], machine="m")
+    publish("paper-cpu", configfiles=[], machine="m")
     shutil.rmtree("results")
     node = explain("published/paper-cpu/results/claims.csv", ".")
     # its input is the published stability table, whose own input (data) was not published

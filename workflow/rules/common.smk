@@ -85,6 +85,14 @@ except ValueError as error:
     sys.exit(2)
 
 
+def stage_targets(stage, paths):
+    """Ask `rule all` for a stage's final outputs, when the config's `stages` includes it
+    (its rules stay defined: a path of a left-out stage can still be asked for by name).
+    """
+    if stage in config["stages"]:
+        ALL_TARGETS.extend(paths)
+
+
 def claim_sources(wildcards):
     """CSVs the claims read that this configuration produces (others become not_run).
 

@@ -101,7 +101,8 @@ for norm_name, norm_spec in NORM_FIGURES.items():
 
 
 # Every figure, and the tables the claims and other stages read (DESIGN.md, Contracts).
-ALL_TARGETS.extend(
+stage_targets(
+    "normalization",
     [
         NORM_COEFFICIENTS.csv,
         NORM_ISOMETRY.csv,
@@ -111,5 +112,5 @@ ALL_TARGETS.extend(
         NORM_SPECTRA_TABLES.jacobian,
         rules.normalization_correlations.output.csv,
         *(NORM_FIGURE.format(file=f["file"], ext="png") for f in NORM_FIGURES.values()),
-    ]
+    ],
 )

@@ -56,6 +56,8 @@ rule claims:
         scale=SCALE,
         # what this scale reduces from the paper's settings, printed in captions and landing
         reductions=config["reductions"],
+        # the stages this run makes; the other stages' claims are not_run
+        stages=config["stages"],
         # figure -> caption template, in the order of output.captions
         figures=REPORT_FIGURES,
     script:

@@ -1,0 +1,175 @@
+"""Continuing a published run (galu/resume.py, galu/snakemake_metadata.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from galu.cli import main
+from galu.provenance import Run, sidecar_path
+from galu.publish import STATE, publish
+from galu.resume import ResumeError, resume
+from galu.snakemake_metadata import metadata_record_path, read_metadata
+
+from conftest import run, tool
+
+SOURCE = "results/paper-cpu/scm/stability.csv"
+PART = "results/paper-cpu/scm/runs/part0.csv"  # a per-job table the source is stacked from
+CLAIMS = "results/paper-cpu/claims.csv"
+BENCHMARK = "logs/paper-cpu/benchmarks/scm/stability.tsv"
+
+
+def _record(rule: str) -> dict:
+    """A stand-in for Snakemake's metadata record of an output."""
+    return {"rule": rule, "params": [rule], "incomplete": False}
+
+
+def _run_with_records() -> None:
+    """A finished paper-cpu run: a data array, a per-job table, the table stacked from it,
+    the verdict; Snakemake's records of each output and a benchmark table."""
+    Path("data/processed").mkdir(parents=True)
+    Path("data/processed/a.npz").write_bytes(b"array")
+    Run("scm_ode", inputs=["data/processed/a.npz"]).write_csv(pd.DataFrame({"r": [1]}), PART)
+    Run("scm_stability", inputs=[PART]).write_csv(pd.DataFrame({"eta": [0.5, 2.0]}), SOURCE)
+    Run("claims", inputs=[SOURCE]).write_csv(pd.DataFrame({"verdict": ["pass"]}), CLAIMS)
+    for path, rule in ((PART, "scm_ode"), (SOURCE, "scm_stability"), (CLAIMS, "claims")):
+        for target in (path, f"{path}.meta.json"):
+            record = metadata_record_path(target)
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(json.dumps(_record(rule)))
+    Path(BENCHMARK).parent.mkdir(parents=True)
+    Path(BENCHMARK).write_text("s\tmax_rss\n1.5\t100\n")
+
+
+def _elsewhere(tmp_path: Path, monkeypatch) -> Path:
+    """Publish the run, then move to a fresh checkout holding only the publication."""
+    publish("paper-cpu", configfiles=[], machine="m")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copytree("published", fresh / "published")
+    monkeypatch.chdir(fresh)
+    return fresh
+
+
+def test_metadata_record_path_is_where_snakemake_keeps_its_record(tmp_path):
+    # A target long enough that its base64 name is cut into folder names.
+    long_name = "results/" + "".join(f"{i:03d}" for i in range(70)) + ".txt"
+    (tmp_path / "Snakefile").write_text(
+        "rule all:\n"
+        f"    input: 'short.txt', '{long_name}'\n"
+        "rule make:\n"
+        "    output: '{name}.txt'\n"
+        "    shell: 'echo made > {output}'\n"
+    )
+    run([tool("snakemake"), "--cores", "1", "--quiet"], tmp_path)
+    metadata = tmp_path / ".snakemake/metadata"
+    records = read_metadata(["short.txt", long_name, "absent.txt"], metadata)
+    assert records.keys() == {"short.txt", long_name}
+    assert {r["rule"] for r in records.values()} == {"make"}
+    assert len(metadata_record_path(long_name, metadata).parts) > len(metadata.parts) + 1
+
+
+def test_a_published_run_is_put_back_with_its_records_and_benchmarks(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    _elsewhere(tmp_path, monkeypatch)
+    state = json.loads(Path(f"published/paper-cpu/{STATE}").read_text())
+    assert len(state["snakemake_metadata"]) == 6  # three files and their sidecars
+    done = resume("paper-cpu")
+    assert sorted(done.restored) == sorted([CLAIMS, PART, SOURCE])
+    assert done.present == [] and done.records == 6 and done.benchmarks == 1
+    assert done.missing_data == ["data/processed/a.npz"]
+    for path in (CLAIMS, PART, SOURCE):
+        published = Path("published/paper-cpu/results") / Path(path).relative_to(
+            "results/paper-cpu"
+        )
+        assert Path(path).read_bytes() == published.read_bytes()
+        assert sidecar_path(path).read_bytes() == sidecar_path(published).read_bytes()
+    assert read_metadata([SOURCE])[SOURCE] == _record("scm_stability")
+    assert Path(BENCHMARK).read_text() == "s\tmax_rss\n1.5\t100\n"
+    # One modification time for all: Snakemake's mtime trigger finds no output older than
+    # the input it was made from.
+    times = {os.stat(p).st_mtime for p in (CLAIMS, PART, SOURCE)}
+    assert len(times) == 1
+    # Resuming again changes nothing and writes no record over an existing one.
+    again = resume("paper-cpu")
+    assert again.restored == [] and len(again.present) == 3 and again.records == 0
+
+
+def test_resume_overwrites_nothing_and_puts_back_nothing_corrupted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    _elsewhere(tmp_path, monkeypatch)
+    # This checkout's run has another stability table: nothing is copied, the file is named.
+    Path(SOURCE).parent.mkdir(parents=True)
+    Path(SOURCE).write_text("eta\n9\n")
+    with pytest.raises(ResumeError, match="already has different file\\(s\\): " + SOURCE):
+        resume("paper-cpu")
+    assert not Path(CLAIMS).exists() and Path(SOURCE).read_text() == "eta\n9\n"
+    assert not Path(".snakemake").exists()
+    Path(SOURCE).unlink()
+    # A published copy that no longer matches its sidecar is not put back.
+    published = Path("published/paper-cpu/results/scm/runs/part0.csv")
+    published.write_text(published.read_text() + "2\n")
+    with pytest.raises(ResumeError, match="part0.csv does not match its provenance sidecar"):
+        resume("paper-cpu")
+    assert not Path(CLAIMS).exists()
+
+
+def test_galu_resume_says_what_it_did_and_what_is_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("config").mkdir()
+    Path("config/config.yaml").write_text("scale: quick\n")
+    assert main(["resume", "--scale", "paper-cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "no published run of the paper-cpu scale" in err and "galu publish" in err
+    _run_with_records()
+    _elsewhere(tmp_path, monkeypatch)
+    shutil.copytree(tmp_path / "config", "config")
+    assert main(["resume", "--scale", "paper-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "3 file(s) of the published paper-cpu run put back (0 already there)" in out
+    assert "6 Snakemake record(s) and 1 benchmark table(s) written" in out
+    assert "NOTE the run was made from data/processed/a.npz, missing here" in out
+
+
+def _planned_rules(out: str) -> set[str]:
+    return set(re.findall(r"^\s*(?:local)?rule (\w+):", out, flags=re.M)) - {"all"}
+
+
+@pytest.mark.slow
+def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp_path):
+    from test_reliability_support import TINY, smk, tiny_repo
+
+    root = tiny_repo(tmp_path / "repo", {**TINY, "scale": "paper-cpu", "stages": ["scm"]})
+    smk(root, "--cores", "2")
+    claims = pd.read_csv(root / "results/paper-cpu/claims.csv").set_index("claim_id")
+    left_out = claims[claims["paper"] != "scm"]
+    assert (left_out["verdict"] == "not_run").all()
+    assert left_out["reason"].str.contains("not among this run's stages").all()
+    assert (claims.loc[claims["paper"] == "scm", "verdict"] != "not_run").any()
+    assert not (root / "results/paper-cpu/memorization").exists()
+
+    galu = tool("galu")
+    run([galu, "publish", "--scale", "paper-cpu", "--configfile", "reliability.yaml"], root)
+    # Elsewhere: the checkout as git would give it, the publication its only results.
+    for folder in ("results", "figures", "logs", ".snakemake"):
+        shutil.rmtree(root / folder)
+    out = run([galu, "resume", "--scale", "paper-cpu", "--configfile", "reliability.yaml"], root)
+    assert "put back (0 already there)" in out.stdout
+    assert "consistent with their provenance sidecars" in run([galu, "audit"], root).stdout
+    # Only the figures (not published) are redrawn: no experiment and no verdict reruns.
+    planned = _planned_rules(smk(root, "-n").stdout)
+    assert planned and all(rule.startswith("scm_plot_") for rule in planned), planned
+    # An edit of one module's code reruns the jobs whose code closure holds it.
+    with open(root / "galu/scm/stability.py", "a") as module:
+        module.write("\nRESUME_TEST_EDIT = 1\n")
+    planned = _planned_rules(smk(root, "-n").stdout)
+    assert {"scm_stability", "claims"} <= planned
+    assert not planned & {"scm_ode", "scm_simulation", "scm_schedules"}, planned
