@@ -260,7 +260,7 @@ def test_the_schedules_figure_gives_each_paper_scale_curve_its_own_colour():
     """The paper scale compares 7 constant learning rates and 2 greedy schedules per setting:
     more curves than the style's cycle has colours (this crashed the paper-scale smoke run)."""
     from galu.plotting import distinct_colours
-    from galu.scm.figures import schedules_figure
+    from galu.scm.figures import draw_schedules
 
     etas = [0.25, 0.5, 0.625, 0.75, 0.875, 1.0, 1.25]
     curves = [("constant", e) for e in etas] + [("greedy", np.nan), ("greedy_floor", np.nan)]
@@ -281,7 +281,7 @@ def test_the_schedules_figure_gives_each_paper_scale_curve_its_own_colour():
     )
     summary = pd.DataFrame({"setting": ["relu_k2m2"], "best_constant_eta": [0.5],
                             "eps_target": [1e-3], "eps_exit": [0.02]})  # fmt: skip
-    fig = schedules_figure(runs, summary)
+    fig = draw_schedules({"schedules": summary, "schedule_runs": runs}, scale="paper")
     drawn = [line.get_color() for line in fig.axes[1].get_lines()]
     assert len(drawn) == 9 and len(set(drawn)) == 9
     assert len(set(distinct_colours(15))) == 15
