@@ -161,6 +161,18 @@ SCM_STABILITY = {
     )
 }
 SCM_SCHEDULE_TABLES = ["galu.scm.schedules.schedule_experiment"]
+
+
+def scm_committee(subcategory, *settings):
+    """The figure table's entry of a committee figure (galu.scm.figures.draw_committee): one
+    row per setting, the plateau from stability.csv."""
+    return dict(
+        subcategory=subcategory,
+        tables={**scm_runs(*settings), **SCM_STABILITY},
+        draw={"settings": list(settings)},
+    )
+
+
 # The stage's figures: name -> subcategory in the report; tables: the tables it reads (name ->
 # (path, the functions that computed it), recorded in the figure's sidecar); draw: the
 # drawing function's parameters; seeds: the seeds shown, where the tables hold seed means.
@@ -172,21 +184,9 @@ SCM_FIGURES = {
         tables={**scm_runs("perceptron"), **SCM_STABILITY},
         draw={},
     ),
-    "relu_k2m2": dict(
-        subcategory="K = M = 2 (Fig. 2)",
-        tables={**scm_runs("relu_k2m2"), **SCM_STABILITY},
-        draw={"settings": ["relu_k2m2"]},
-    ),
-    "k3m2": dict(
-        subcategory="K = 3, M = 2 (Fig. 3)",
-        tables={**scm_runs("relu_k3m2", "erf_k3m2"), **SCM_STABILITY},
-        draw={"settings": ["relu_k3m2", "erf_k3m2"]},
-    ),
-    "relu_k2m3": dict(
-        subcategory="K = 2, M = 3 (Fig. 4)",
-        tables={**scm_runs("relu_k2m3"), **SCM_STABILITY},
-        draw={"settings": ["relu_k2m3"]},
-    ),
+    "relu_k2m2": scm_committee("K = M = 2 (Fig. 2)", "relu_k2m2"),
+    "k3m2": scm_committee("K = 3, M = 2 (Fig. 3)", "relu_k3m2", "erf_k3m2"),
+    "relu_k2m3": scm_committee("K = 2, M = 3 (Fig. 4)", "relu_k2m3"),
     "schedules": dict(
         subcategory="Learning-rate schedules (ours)",
         tables={
