@@ -113,7 +113,9 @@ def test_the_committee_figure_draws_the_first_eta_with_seed_means_and_the_platea
     drawn = {ln.get_linestyle(): ln.get_ydata().tolist() for ln in lines}
     assert drawn == {"-": [0.5, 0.9], "--": [0.4, 0.8]}  # eta = 2 is not drawn
     np.testing.assert_allclose(lines[0].get_xdata(), [1.0, 10.0])
-    np.testing.assert_allclose(ax_r.containers[0].lines[0].get_ydata(), [0.5, 1.0])
+    np.testing.assert_allclose(
+        np.asarray(ax_r.containers[0].lines[0].get_ydata(), float), [0.5, 1.0]
+    )
     np.testing.assert_allclose(_labelled(ax_r)["plateau fixed point"][1], [0.52, 0.52])
     assert ax_eps.get_yscale() == "log"
 
