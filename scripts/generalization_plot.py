@@ -1,26 +1,9 @@
-"""Figure of one generalization experiment from its runs/<dataset>.csv (never trains)."""
-
-import pandas as pd
+"""Figure of the generalization stage from its dataset's table (never trains): the drawing
+function galu.generalization.figures.DRAW[figure], named in the sidecars with the functions
+that computed the table (the rule's ``computed_by``, from the figure table of
+generalization.smk)."""
 
 from galu.generalization import figures
-from galu.plotting import scaled_title, use_style
-from galu.provenance import Run
+from galu.plot_job import draw_figure
 
-run = Run.from_snakemake(snakemake)
-rows = pd.read_csv(snakemake.input.csv)
-name = snakemake.params.figure
-TITLES = {
-    "mnist": "MNIST",
-    "fashion_mnist": "Fashion-MNIST",
-    "clusters": "Gaussian clusters: label noise",
-    "linear": "Linearly separable data",
-    "parity": "Parity of s random bits",
-}
-use_style()
-if name in ("mnist", "fashion_mnist"):
-    depth = snakemake.params.depth
-    fig = figures.width_figure(rows, f"{depth} hidden layers, PCA-64 inputs")
-else:
-    fig = getattr(figures, f"{name}_figure")(rows)
-scaled_title(fig, f"GaLU vs ReLU generalization: {TITLES[name]}", snakemake.params.scale)
-run.save_figure(fig, snakemake.output.png, seeds=run.seeds_in(rows))
+draw_figure(snakemake, figures.DRAW)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 # leave threads printing into every later test's output. test_feedback.py tests them directly.
 os.environ["GALU_HEARTBEAT_S"] = "0"
 BIN = Path(sys.executable).parent
+
+
+def functions_named(text: str) -> set[str]:
+    """The ``galu.<module>.<function>`` names quoted in ``text`` (``"..."`` in a rule file's
+    figure table, ````...```` in a caption template), each checked to be a function that
+    exists: the sidecars' computed_by and the captions must not name code that is not there."""
+    found = set(re.findall(r'["`](galu\.[\w.]+)["`]', text))
+    for path in sorted(found):
+        module, function = path.rsplit(".", 1)
+        assert callable(getattr(importlib.import_module(module), function, None)), path
+    return found
 
 
 def tool(name: str) -> str:

@@ -260,7 +260,7 @@ def test_the_schedules_figure_gives_each_paper_scale_curve_its_own_colour():
     """The paper scale compares 7 constant learning rates and 2 greedy schedules per setting:
     more curves than the style's cycle has colours (this crashed the paper-scale smoke run)."""
     from galu.plotting import distinct_colours
-    from galu.scm.figures import schedules_figure
+    from galu.scm.figures import draw_schedules
 
     etas = [0.25, 0.5, 0.625, 0.75, 0.875, 1.0, 1.25]
     curves = [("constant", e) for e in etas] + [("greedy", np.nan), ("greedy_floor", np.nan)]
@@ -281,9 +281,38 @@ def test_the_schedules_figure_gives_each_paper_scale_curve_its_own_colour():
     )
     summary = pd.DataFrame({"setting": ["relu_k2m2"], "best_constant_eta": [0.5],
                             "eps_target": [1e-3], "eps_exit": [0.02]})  # fmt: skip
-    fig = schedules_figure(runs, summary)
+    fig = draw_schedules({"schedules": summary, "schedule_runs": runs}, scale="paper")
     drawn = [line.get_color() for line in fig.axes[1].get_lines()]
     assert len(drawn) == 9 and len(set(drawn)) == 9
     assert len(set(distinct_colours(15))) == 15
     with pytest.raises(ValueError, match="distinct colours"):
         distinct_colours(100)
+
+
+def test_the_scm_and_generalization_plot_scripts_record_the_drawing_function_and_seeds(
+    tmp_path, drawn
+):
+    """One plot script per stage dispatches through its DRAW table; tables of seed means
+    (the schedules') take their seeds from the rule, others from their seed column."""
+    runs = pd.DataFrame({"setting": "relu_k2m2", "schedule": "constant", "constant_eta": 0.5,
+                         "source": "ode", "alpha": [1.0, 10.0], "eps_g": [0.1, 0.01],
+                         "eta": 0.5})  # fmt: skip
+    summary = pd.DataFrame({"setting": ["relu_k2m2"], "best_constant_eta": [0.5],
+                            "eps_target": [1e-3], "eps_exit": [0.02]})  # fmt: skip
+    run_script(
+        tmp_path,
+        "scm_plot.py",
+        {"schedules": summary, "schedule_runs": runs},
+        {"figure": "schedules", "draw": {}, "seeds": [3, 4]},
+        drawn,
+    )
+    assert drawn[-1][1] == [3, 4]
+    assert drawn[-1][2]["drawn_by"] == "galu.scm.figures.draw_schedules"
+    rows = pd.DataFrame({"model": "relu", "seed": [0, 2], "n_train": [10, 100],
+                         "test_error": [0.3, 0.1]})  # fmt: skip
+    fig = run_script(
+        tmp_path, "generalization_plot.py", {"linear": rows}, {"figure": "linear"}, drawn
+    )
+    assert drawn[-1][1] == [0, 2]
+    assert drawn[-1][2]["drawn_by"] == "galu.generalization.figures.draw_linear"
+    assert fig._suptitle.get_text().endswith("Linearly separable data (quick scale)")

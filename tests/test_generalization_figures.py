@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from galu.generalization.figures import (
-    clusters_figure,
-    linear_figure,
-    parity_figure,
-    width_figure,
+    DRAW,
+    draw_clusters,
+    draw_images,
+    draw_linear,
+    draw_parity,
 )
 from galu.plotting import plt
+
+from conftest import REPO, functions_named
 
 
 def _lines(ax) -> dict[str, np.ndarray]:
@@ -22,7 +27,7 @@ def _lines(ax) -> dict[str, np.ndarray]:
     return out
 
 
-def test_width_figure_shows_means_and_the_linear_baseline():
+def test_images_figure_shows_means_and_the_linear_baseline():
     rows = pd.DataFrame(
         {
             "model": ["relu", "relu", "relu", "relu", "linear", "linear"],
@@ -32,7 +37,7 @@ def test_width_figure_shows_means_and_the_linear_baseline():
             "test_error_test_selected": [0.09, 0.19, 0.05, 0.07, 0.30, 0.40],
         }
     )
-    fig = width_figure(rows, "t")
+    fig = draw_images({"mnist": rows}, scale="quick", dataset="mnist", depth=2)
     ax = fig.axes[0]
     lines = _lines(ax)
     np.testing.assert_allclose(lines["ReLU"], [0.15, 0.06])
@@ -41,7 +46,7 @@ def test_width_figure_shows_means_and_the_linear_baseline():
     plt.close(fig)
 
 
-def test_width_figure_tells_the_papers_model_from_the_ablations():
+def test_images_figure_tells_the_papers_model_from_the_ablations():
     models = ["galu0", "galu", "galu_sigmoid_prev"]
     rows = pd.DataFrame(
         {
@@ -52,7 +57,7 @@ def test_width_figure_tells_the_papers_model_from_the_ablations():
             "test_error_test_selected": [0.05, 0.07, 0.13, 0.11, 0.04, 0.04],
         }
     )
-    fig = width_figure(rows, "t")
+    fig = draw_images({"mnist": rows}, scale="quick", dataset="mnist", depth=2)
     ax = fig.axes[0]
     lines = _lines(ax)
     np.testing.assert_allclose(lines["GaLU0: sigmoid gates on x (paper's model)"], [0.07])
@@ -83,7 +88,7 @@ def test_clusters_figure_draws_the_noise_floors():
             "test_error": [0.0, 0.2, 0.3, 0.0, 0.3, 0.5],
         }
     )
-    fig = clusters_figure(rows)
+    fig = draw_clusters({"clusters": rows}, scale="quick")
     regression_loss, _, classification_loss, classification_error = fig.axes
     np.testing.assert_allclose(_lines(regression_loss)["noise floor sigma_y^2"], [0, 0.25, 1])
     np.testing.assert_allclose(
@@ -104,12 +109,39 @@ def test_linear_and_parity_figures_plot_seed_means():
             "test_error": [0.4, 0.2, 0.5, 0.5],
         }
     )
-    fig = linear_figure(rows)
+    fig = draw_linear({"linear": rows}, scale="quick")
     np.testing.assert_allclose(_lines(fig.axes[0])["GaLU (step gates)"], [0.3, 0.5])
     plt.close(fig)
-    fig = parity_figure(rows)
+    fig = draw_parity({"parity": rows}, scale="quick")
     lines = _lines(fig.axes[0])
     np.testing.assert_allclose(lines["chance (0.5)"], [0.5, 0.5])
     hollow = [ln for ln in fig.axes[0].get_lines() if ln.get_markerfacecolor() == "none"]
     np.testing.assert_allclose(hollow[0].get_ydata(), [0.0, 0.2])
     plt.close(fig)
+
+
+def test_the_titles_name_the_dataset_the_depth_and_the_scale():
+    rows = pd.DataFrame(
+        {"model": ["relu"], "width": [16], "seed": [0], "test_error": [0.1],
+         "test_error_test_selected": [0.1]}
+    )  # fmt: skip
+    fig = draw_images({"fashion_mnist": rows}, scale="paper", dataset="fashion_mnist", depth=3)
+    assert fig._suptitle.get_text() == "GaLU vs ReLU generalization: Fashion-MNIST (paper scale)"
+    assert fig.axes[0].get_title() == "3 hidden layers, PCA-64 inputs"
+    plt.close(fig)
+
+
+def test_the_figure_table_names_functions_that_exist():
+    """Every figure of the rule file's table has a drawing function, and the functions the
+    table and the captions name (the sidecars' computed_by, the captions' last sentence)
+    all exist."""
+    rules = (REPO / "workflow/rules/generalization.smk").read_text()
+    assert set(DRAW) == {"mnist", "fashion_mnist", "clusters", "linear", "parity"}
+    dotted = functions_named(rules)
+    assert "galu.generalization.experiments.synthetic_experiment" in dotted
+    for caption in ("images", "clusters", "linear", "parity"):
+        text = (REPO / f"workflow/report/generalization_{caption}.rst").read_text()
+        drawn = re.findall(r"Drawn by ``(galu[\w.]+)``", text)
+        figure = "mnist" if caption == "images" else caption
+        assert drawn == [f"{DRAW[figure].__module__}.{DRAW[figure].__name__}"]
+        assert len(functions_named(text)) >= 2

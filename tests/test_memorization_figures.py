@@ -3,7 +3,6 @@ seed means at the right x, the paper's reference laws, titles that name the scal
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import numpy as np
@@ -14,7 +13,7 @@ from galu.memorization import figures
 from galu.memorization.figures import draw_min_width, draw_underparam, draw_zero_error
 from galu.plotting import plt
 
-from conftest import REPO
+from conftest import REPO, functions_named
 
 
 @pytest.fixture(autouse=True)
@@ -166,12 +165,9 @@ def test_the_figure_table_names_functions_that_exist():
     table = rules[rules.index("MEM_FIGURES = {") : rules.index("\nfor mem_name")]
     names = re.findall(r'^    "(\w+)": \{', table, flags=re.M)
     assert names == ["underparam", "min_width", "zero_error"]
-    assert all(callable(getattr(figures, f"draw_{name}")) for name in names)
-    dotted = set(re.findall(r'"(galu\.[\w.]+)"', rules))
-    assert "galu.memorization.experiments.underparam_table" in dotted
-    for path in sorted(dotted):
-        module, function = path.rsplit(".", 1)
-        assert callable(getattr(importlib.import_module(module), function)), path
+    assert names == list(figures.DRAW)
+    assert all(figures.DRAW[name] is getattr(figures, f"draw_{name}") for name in names)
+    assert "galu.memorization.experiments.underparam_table" in functions_named(rules)
     for name in names:
         caption = (REPO / f"workflow/report/memorization_{name}.rst").read_text()
         assert f"``galu.memorization.figures.draw_{name}``" in caption

@@ -149,7 +149,7 @@ def test_the_schedules_figure_draws_the_papers_seven_constant_rates_in_distinct_
     import matplotlib.colors as mcolors
     import pandas as pd
 
-    from galu.scm.figures import schedules_figure
+    from galu.scm.figures import draw_schedules
 
     etas = [0.25, 0.5, 0.625, 0.75, 0.875, 1.0, 1.25]
     curves = [("constant", e) for e in etas] + [
@@ -164,6 +164,6 @@ def test_the_schedules_figure_draws_the_papers_seven_constant_rates_in_distinct_
     summary = pd.DataFrame(
         [{"setting": "relu_k2m2", "best_constant_eta": 0.875, "eps_target": 1e-3, "eps_exit": 0.02}]
     )
-    fig = schedules_figure(pd.DataFrame(rows), summary)
+    fig = draw_schedules({"schedules": summary, "schedule_runs": pd.DataFrame(rows)}, scale="paper")
     drawn = [mcolors.to_hex(line.get_color()) for line in fig.axes[0].get_lines()[: len(curves)]]
     assert len(set(drawn)) == len(curves) == 9

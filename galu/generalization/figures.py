@@ -1,21 +1,27 @@
 """Figures of the GaLU generalization study (Fiat et al., arXiv 1906.05032, sec. 5).
 
-Each function takes the rows of one dataset (the ``accuracy.csv`` layout) and returns a
-matplotlib figure; nothing here trains or reads files. Points are means over seeds,
-error bars one standard deviation across seeds (none with a single seed). Every model
-keeps its colour in every figure.
+One function per figure, ``draw_<figure>(tables, *, scale, ...) -> Figure``: ``tables``
+maps the figure's table name, its dataset (``GEN_FIGURES`` in
+``workflow/rules/generalization.smk``), to that dataset's rows (the ``accuracy.csv`` layout),
+``scale`` is named in the title; nothing here trains or reads files. Points are means over
+seeds, error bars one standard deviation across seeds (none with a single seed). Every model
+keeps its colour in every figure. :data:`DRAW` maps each figure to its function (both image
+datasets to :func:`draw_images`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from galu.plotting import plt  # imported from there: it selects the Agg backend first
+# plt imported from there: it selects the Agg backend first
+from galu.plotting import plt, scaled_title, use_style
+
+Tables = Mapping[str, pd.DataFrame]
 
 COLOURS = {
     "relu": "C0",
@@ -38,6 +44,19 @@ LABELS = {
 IMAGE_LABELS = {**LABELS, "galu": "GaLU, step gates on h (ablation: theory's model)"}
 # Ablations are drawn thinner and dashed so the paper's models stand out.
 ABLATIONS = ("galu", "galu_sigmoid_prev")
+TITLES = {
+    "mnist": "MNIST",
+    "fashion_mnist": "Fashion-MNIST",
+    "clusters": "Gaussian clusters: label noise",
+    "linear": "Linearly separable data",
+    "parity": "Parity of s random bits",
+}
+
+
+def _titled(fig: Figure, dataset: str, scale: str) -> Figure:
+    """The figure with the stage's title naming the dataset and the scale."""
+    scaled_title(fig, f"GaLU vs ReLU generalization: {TITLES[dataset]}", scale)
+    return fig
 
 
 def _summary(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -65,14 +84,17 @@ def _models(rows: pd.DataFrame, order: Sequence[str] = tuple(COLOURS)) -> list[s
     return [m for m in order if m in present]
 
 
-def width_figure(rows: pd.DataFrame, title: str) -> Figure:
-    """Test error against width, validation-selected (solid; dashed for the ablations) and
-    test-selected (dotted).
+def draw_images(tables: Tables, *, scale: str, dataset: str, depth: int) -> Figure:
+    """Test error against width on an image dataset (table ``dataset``, networks of ``depth``
+    hidden layers), validation-selected (solid; dashed for the ablations) and test-selected
+    (dotted).
 
     The legend says which curve is the paper's model (GaLU0, ReLU) and which are our
     ablations (step gates, sigmoid gates on the previous layer). The linear baseline
     (``width`` 0) is a horizontal line with a one-std band.
     """
+    rows = tables[dataset]
+    use_style()
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
     for model in _models(rows):
         one = rows[rows["model"] == model]
@@ -86,18 +108,24 @@ def width_figure(rows: pd.DataFrame, title: str) -> Figure:
         _curve(ax, one, "width", "test_error", model, label=IMAGE_LABELS[model], **style)
         _curve(ax, one, "width", "test_error_test_selected", model, ls=":", marker=".", label=None)
     ax.plot([], [], "k:", label="dotted: hyper-parameters picked on the test set")
-    ax.set(xlabel="hidden-layer width k", ylabel="test error (validation-selected)", title=title)
+    ax.set(
+        xlabel="hidden-layer width k",
+        ylabel="test error (validation-selected)",
+        title=f"{depth} hidden layers, PCA-64 inputs",
+    )
     ax.set_xticks(sorted(rows.loc[rows["width"] > 0, "width"].unique()))
     ax.legend(fontsize="small")
-    return fig
+    return _titled(fig, dataset, scale)
 
 
-def clusters_figure(rows: pd.DataFrame) -> Figure:
+def draw_clusters(tables: Tables, *, scale: str) -> Figure:
     """Test loss (left) and test error (right) against ``sigma_y``, one row per task.
 
     Dashed black: the noise floor, ``sigma_y^2`` (squared loss of the true centre labels)
     for regression and ``sigma_y / 2`` (the flip rate) for the classification error.
     """
+    rows = tables["clusters"]
+    use_style()
     tasks = [t for t in ("regression", "classification") if t in set(rows["task"])]
     fig, axes = plt.subplots(
         len(tasks), 2, figsize=(10, 3.8 * len(tasks)), squeeze=False, layout="constrained"
@@ -120,22 +148,26 @@ def clusters_figure(rows: pd.DataFrame) -> Figure:
         error_ax.set(xlabel="label noise sigma_y", ylabel=error_name, title=task)
         loss_ax.legend(fontsize="small")
         error_ax.legend(fontsize="small")
-    return fig
+    return _titled(fig, "clusters", scale)
 
 
-def linear_figure(rows: pd.DataFrame) -> Figure:
+def draw_linear(tables: Tables, *, scale: str) -> Figure:
     """Test error against the training-set size on linearly separable data (log x)."""
+    rows = tables["linear"]
+    use_style()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for model in _models(rows):
         _curve(ax, rows[rows["model"] == model], "n_train", "test_error", model)
     ax.set_xscale("log")
     ax.set(xlabel="training examples", ylabel="test error", title="y = sign(w* . x)")
     ax.legend()
-    return fig
+    return _titled(fig, "linear", scale)
 
 
-def parity_figure(rows: pd.DataFrame) -> Figure:
+def draw_parity(tables: Tables, *, scale: str) -> Figure:
     """Test error (filled) and training error (hollow) against the parity size ``s``."""
+    rows = tables["parity"]
+    use_style()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for model in _models(rows):
         one = rows[rows["model"] == model]
@@ -149,4 +181,13 @@ def parity_figure(rows: pd.DataFrame) -> Figure:
     ax.set(xlabel="bits in the parity s", ylabel="error", title="y = product of s of the bits")
     ax.set_ylim(-0.03, 0.6)
     ax.legend()
-    return fig
+    return _titled(fig, "parity", scale)
+
+
+DRAW: dict[str, Callable[..., Figure]] = {
+    "mnist": draw_images,
+    "fashion_mnist": draw_images,
+    "clusters": draw_clusters,
+    "linear": draw_linear,
+    "parity": draw_parity,
+}

@@ -16,7 +16,7 @@ paper's. Every model keeps its marker, colour and legend label in every figure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -120,3 +120,10 @@ def draw_zero_error(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure
     legend_outside(ax, fontsize="small")
     scaled_title(fig, "Minimal width to memorize random signs", scale)
     return fig
+
+
+DRAW: dict[str, Callable[..., Figure]] = {
+    "underparam": draw_underparam,
+    "min_width": draw_min_width,
+    "zero_error": draw_zero_error,
+}

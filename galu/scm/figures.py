@@ -2,26 +2,54 @@
 
 ODE solutions are lines (solid: exact in eta; dashed: the paper's small-eta
 form), simulations are markers at the seed mean with the seed standard
-deviation as error bars. Functions take the tidy tables of
-:mod:`galu.scm.experiments` and return matplotlib figures; they never compute
-dynamics.
+deviation as error bars. They never compute dynamics.
+
+One function per figure, ``draw_<figure>(tables, *, scale, ...) -> Figure``: ``tables`` maps
+the figure's table names (those of ``SCM_FIGURES`` in ``workflow/rules/scm.smk``) to their
+rows, ``scale`` is named in the title. A setting's runs are two tables, ``<setting>_ode``
+(:func:`galu.scm.experiments.ode_table`) and ``<setting>_sim``
+(:func:`galu.scm.experiments.simulation_table`); ``stability`` is
+:func:`galu.scm.experiments.stability_table`'s. :data:`DRAW` maps each figure to its function:
+
+- :func:`draw_perceptron`: Fig. 1, K = M = 1;
+- :func:`draw_committee`: Figs. 2-4, one row per committee setting;
+- :func:`draw_schedules`: the learning-rate schedules (ours, :mod:`galu.scm.schedules`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
-from galu.plotting import distinct_colours, legend_outside, legend_proxy, log_ticks, use_style
+from galu.plotting import (
+    distinct_colours,
+    legend_outside,
+    legend_proxy,
+    log_ticks,
+    plt,
+    scaled_title,
+    use_style,
+)
+
+Tables = Mapping[str, pd.DataFrame]
 
 ETA_C = 2.0  # the perceptron's critical learning rate (Straat & Biehl, Sec. 4)
 FORM_STYLE = {True: "-", False: "--"}
 # eps_g below this is the integrator's tolerance (atol) showing through a cancellation of
 # O(1) terms, not dynamics: the log axes stop here
 EPS_FLOOR = 1e-10
+TITLES = {
+    "perceptron": "ReLU perceptron, K = M = 1",
+    "relu_k2m2": "ReLU, K = M = 2",
+    "relu_k3m2": "ReLU, K = 3, M = 2",
+    "erf_k3m2": "erf, K = 3, M = 2",
+    "relu_k2m3": "ReLU, K = 2, M = 3",
+}
+SCM_TITLE = "On-line learning in soft committee machines"
 
 
 def state_columns(table: pd.DataFrame, kind: str) -> list[str]:
@@ -83,18 +111,26 @@ def trajectory_row(
         legend_outside(ax)
 
 
-def settings_figure(
-    tables: dict[str, pd.DataFrame], titles: dict[str, str], plateau: dict[str, float]
-) -> Any:
-    """One row of :func:`trajectory_row` per setting (its first eta)."""
+def setting_runs(tables: Tables, setting: str) -> pd.DataFrame:
+    """A setting's ODE and simulation rows, in that order (tables ``<setting>_ode``,
+    ``<setting>_sim``)."""
+    return pd.concat([tables[f"{setting}_ode"], tables[f"{setting}_sim"]])
+
+
+def draw_committee(tables: Tables, *, scale: str, settings: Sequence[str]) -> Figure:
+    """Figs. 2-4: one row of :func:`trajectory_row` per setting (its first eta), with the
+    symmetric plateau's R from ``stability`` where the setting has one."""
     use_style()
     fig, axes = plt.subplots(
-        len(tables), 3, figsize=(17, 4.2 * len(tables)), squeeze=False, layout="constrained"
+        len(settings), 3, figsize=(17, 4.2 * len(settings)), squeeze=False, layout="constrained"
     )
-    for row, (name, table) in zip(axes, tables.items(), strict=True):
+    for row, name in zip(axes, settings, strict=True):
+        table = setting_runs(tables, name)
         first = table[table["eta"] == table["eta"].iloc[0]]
         eta = first["eta"].iloc[0]
-        trajectory_row(row, first, f"{titles[name]}, $\\eta$={eta:g}", plateau.get(name))
+        plateau = plateau_R(tables["stability"], name)
+        trajectory_row(row, first, f"{TITLES[name]}, $\\eta$={eta:g}", plateau)
+    scaled_title(fig, SCM_TITLE, scale)
     return fig
 
 
@@ -104,8 +140,9 @@ def plateau_R(stability: pd.DataFrame, setting: str) -> float | None:
     return float(rows["fp_R_1_1"].iloc[0]) if len(rows) else None
 
 
-def perceptron_figure(table: pd.DataFrame, stability: pd.DataFrame) -> Any:
+def draw_perceptron(tables: Tables, *, scale: str) -> Figure:
     """Fig. 1: R, Q at the simulated eta; eps_g for every eta; eigenvalues against eta."""
+    table, stability = setting_runs(tables, "perceptron"), tables["stability"]
     use_style()
     fig, (ax_rq, ax_eps, ax_eig) = plt.subplots(1, 3, figsize=(17, 4.2), layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -124,6 +161,7 @@ def perceptron_figure(table: pd.DataFrame, stability: pd.DataFrame) -> Any:
     log_ticks(ax_eps, "y")
     legend_outside(ax_eps)
     _eigenvalue_panel(ax_eig, stability[stability["setting"] == "perceptron"])
+    scaled_title(fig, SCM_TITLE, scale)
     return fig
 
 
@@ -141,9 +179,11 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     legend_outside(ax)
 
 
-def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
+def draw_schedules(tables: Tables, *, scale: str) -> Figure:
     """Per setting: eps_g against alpha under each schedule (ODE lines, simulation markers)
-    and the learning rate eta(alpha) each schedule uses (:mod:`galu.scm.schedules`)."""
+    and the learning rate eta(alpha) each schedule uses (tables ``schedule_runs`` and the
+    summary ``schedules``, both from :func:`galu.scm.schedules.schedule_experiment`)."""
+    runs, summary = tables["schedule_runs"], tables["schedules"]
     use_style()
     settings = list(dict.fromkeys(runs["setting"]))
     fig, axes = plt.subplots(
@@ -181,4 +221,14 @@ def schedules_figure(runs: pd.DataFrame, summary: pd.DataFrame) -> Any:
         ax_eta.set(xscale="log", xlabel=r"$\alpha$", ylabel=r"$\eta$",
                    title=f"{name}: learning rate")  # fmt: skip
         ax_eta.legend(fontsize="small")
+    scaled_title(fig, "Learning-rate schedules from the exact-eta ODEs", scale)
     return fig
+
+
+DRAW: dict[str, Callable[..., Figure]] = {
+    "perceptron": draw_perceptron,
+    "relu_k2m2": draw_committee,
+    "k3m2": draw_committee,
+    "relu_k2m3": draw_committee,
+    "schedules": draw_schedules,
+}

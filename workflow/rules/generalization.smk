@@ -7,7 +7,7 @@
 
 GEN = config["generalization"]
 GEN_RUN = out("results/generalization/runs/{name}.csv")
-GEN_FIGURE = out("figures/generalization/{name}.png")
+GEN_FIGURE = out("figures/generalization/{name}.{ext}")
 # Each section's parameters: runtime_min sizes the scheduler request only and is left out, so
 # changing it never reruns a job.
 GEN_PARAMS = {
@@ -25,22 +25,20 @@ rule generalization_images:
     input:
         npz="data/processed/{gen_image}.npz",
     output:
-        csv=GEN_RUN.format(name="{gen_image}"),
-        meta=meta(GEN_RUN.format(name="{gen_image}")),
-        grid=GEN_RUN.format(name="{gen_image}_grid"),
-        grid_meta=meta(GEN_RUN.format(name="{gen_image}_grid")),
+        **with_sidecars(
+            csv=GEN_RUN.format(name="{gen_image}"),
+            grid=GEN_RUN.format(name="{gen_image}_grid"),
+        ),
     log:
-        out("logs/generalization/{gen_image}.log"),
+        job_log("generalization/{gen_image}"),
     benchmark:
-        out("logs/benchmarks/generalization/{gen_image}.tsv")
+        job_benchmark("generalization/{gen_image}")
     conda:
         ENV
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        mem_mb=cost_mem("generalization_images"),
-        runtime=cost_runtime("generalization_images"),
-        gpu=1 if GEN["gpu"] else 0,
+        **job_resources("generalization_images", gpu=1 if GEN["gpu"] else 0),
     params:
         settings=GEN_PARAMS["images"],
         seed=config["seed"],
@@ -51,19 +49,16 @@ rule generalization_images:
 
 rule generalization_synthetic:
     output:
-        csv=GEN_RUN.format(name="{gen_task}"),
-        meta=meta(GEN_RUN.format(name="{gen_task}")),
+        **with_sidecars(csv=GEN_RUN.format(name="{gen_task}")),
     log:
-        out("logs/generalization/{gen_task}.log"),
+        job_log("generalization/{gen_task}"),
     benchmark:
-        out("logs/benchmarks/generalization/{gen_task}.tsv")
+        job_benchmark("generalization/{gen_task}")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("generalization_synthetic"),
-        runtime=cost_runtime("generalization_synthetic"),
-        gpu=1 if GEN["gpu"] else 0,
+        **job_resources("generalization_synthetic", gpu=1 if GEN["gpu"] else 0),
     params:
         settings=lambda wc: GEN_PARAMS[wc.gen_task],
         seed=config["seed"],
@@ -76,74 +71,100 @@ rule generalization_accuracy:
     input:
         expand(GEN_RUN, name=GEN["datasets"]),
     output:
-        csv=out("results/generalization/accuracy.csv"),
-        meta=meta(out("results/generalization/accuracy.csv")),
+        **with_sidecars(csv=out("results/generalization/accuracy.csv")),
     log:
-        out("logs/generalization/accuracy.log"),
+        job_log("generalization/accuracy"),
     benchmark:
-        out("logs/benchmarks/generalization/accuracy.tsv")
+        job_benchmark("generalization/accuracy")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("generalization_accuracy"),
-        runtime=cost_runtime("generalization_accuracy"),
+        **job_resources("generalization_accuracy"),
     script:
         "../../scripts/generalization_accuracy.py"
 
 
-# One plot rule per figure: name -> (caption, report subcategory). The two image datasets
-# share a caption; each rule reads only its own dataset's table.
-GEN_PLOTS = {
-    "mnist": ("images", "MNIST and Fashion-MNIST"),
-    "fashion_mnist": ("images", "MNIST and Fashion-MNIST"),
-    "clusters": ("clusters", "Gaussian clusters"),
-    "linear": ("linear", "Linearly separable data"),
-    "parity": ("parity", "Parity"),
+GEN_IMAGE_TABLE = [
+    "galu.generalization.experiments.image_experiment",
+    "galu.generalization.experiments.image_accuracy",
+]
+GEN_SYNTHETIC_TABLE = ["galu.generalization.experiments.synthetic_experiment"]
+# The stage's figures, one per dataset: name -> caption: its template
+# workflow/report/generalization_<caption>.rst (the two image datasets share one);
+# subcategory: in the report; tables: the one table it reads, runs/<name>.csv, under the
+# dataset's name with the functions that computed it (recorded in the figure's sidecar);
+# draw: the drawing function's parameters (only the image figures show the depth, so other
+# figures do not rerun when it changes). Figure <name> is drawn by
+# galu.generalization.figures.DRAW[name]; those of `generalization.datasets` (GEN_PLOTTED) get
+# a plot rule each, reading only its table.
+GEN_FIGURES = {
+    **{
+        image: dict(
+            caption="images",
+            subcategory="MNIST and Fashion-MNIST",
+            tables={image: (GEN_RUN.format(name=image), GEN_IMAGE_TABLE)},
+            draw={"dataset": image, "depth": GEN["images"]["depth"]},
+        )
+        for image in ("mnist", "fashion_mnist")
+    },
+    **{
+        task: dict(
+            caption=task,
+            subcategory=subcategory,
+            tables={task: (GEN_RUN.format(name=task), GEN_SYNTHETIC_TABLE)},
+            draw={},
+        )
+        for task, subcategory in (
+            ("clusters", "Gaussian clusters"),
+            ("linear", "Linearly separable data"),
+            ("parity", "Parity"),
+        )
+    },
 }
+GEN_PLOTTED = [name for name in GEN_FIGURES if name in GEN["datasets"]]
 
-for gen_name in GEN["datasets"]:
-    gen_caption, gen_subcategory = GEN_PLOTS[gen_name]
+for gen_name in GEN_PLOTTED:
+    gen_spec = GEN_FIGURES[gen_name]
 
     rule:
         name:
             f"generalization_plot_{gen_name}"
         input:
-            csv=GEN_RUN.format(name=gen_name),
+            **{table: path for table, (path, _) in gen_spec["tables"].items()},
         output:
-            png=report_figure(
-                GEN_FIGURE.format(name=gen_name),
-                f"generalization_{gen_caption}.rst",
-                category="GaLU generalization",
-                subcategory=gen_subcategory,
+            **with_sidecars(
+                png=report_figure(
+                    GEN_FIGURE.format(name=gen_name, ext="png"),
+                    f"generalization_{gen_spec['caption']}.rst",
+                    category="GaLU generalization",
+                    subcategory=gen_spec["subcategory"],
+                ),
+                pdf=GEN_FIGURE.format(name=gen_name, ext="pdf"),
             ),
-            pdf=out(f"figures/generalization/{gen_name}.pdf"),
-            png_meta=meta(GEN_FIGURE.format(name=gen_name)),
-            pdf_meta=meta(out(f"figures/generalization/{gen_name}.pdf")),
         log:
-            out(f"logs/generalization/plot_{gen_name}.log"),
+            job_log(f"generalization/plot_{gen_name}"),
         benchmark:
-            out(f"logs/benchmarks/generalization/plot_{gen_name}.tsv")
+            job_benchmark(f"generalization/plot_{gen_name}")
         group:
             "plots"
         conda:
             ENV
         threads: 1
         resources:
-            mem_mb=cost_mem(f"generalization_plot_{gen_name}"),
-            runtime=cost_runtime(f"generalization_plot_{gen_name}"),
+            **job_resources(f"generalization_plot_{gen_name}"),
         params:
             figure=gen_name,
-            # Only the image figures show the depth: other figures do not rerun when it changes.
-            depth=GEN["images"]["depth"] if gen_caption == "images" else None,
+            draw=gen_spec["draw"],
             scale=SCALE,
+            computed_by={t: made_by for t, (_, made_by) in gen_spec["tables"].items()},
         script:
             "../../scripts/generalization_plot.py"
 
 
 ALL_TARGETS.extend(
     [
-        out("results/generalization/accuracy.csv"),
-        *expand(GEN_FIGURE, name=GEN["datasets"]),
+        rules.generalization_accuracy.output.csv,
+        *(GEN_FIGURE.format(name=name, ext="png") for name in GEN_PLOTTED),
     ]
 )

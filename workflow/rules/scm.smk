@@ -7,20 +7,7 @@
 SCM = config["scm"]
 SCM_SETTINGS = ["perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3"]
 SCM_RUN = out("results/scm/runs/{setting}_{source}.csv")
-SCM_FIGURE = out("figures/scm/{name}.png")
-# figure -> settings it shows; stability.csv is read by the figures that mark fixed points
-SCM_FIGURES = {
-    "perceptron": ["perceptron"],
-    "relu_k2m2": ["relu_k2m2"],
-    "k3m2": ["relu_k3m2", "erf_k3m2"],
-    "relu_k2m3": ["relu_k2m3"],
-}
-SCM_SUBCATEGORY = {
-    "perceptron": "K = M = 1 (Fig. 1)",
-    "relu_k2m2": "K = M = 2 (Fig. 2)",
-    "k3m2": "K = 3, M = 2 (Fig. 3)",
-    "relu_k2m3": "K = 2, M = 3 (Fig. 4)",
-}
+SCM_FIGURE = out("figures/scm/{name}.{ext}")
 # Each job gets only the keys it uses, so a change reruns only the jobs it affects.
 SCM_ODE_KEYS = ("activation", "etas", "forms", "R0", "Q0", "alpha_max")
 SCM_SIM_KEYS = ("activation", "sim_etas", "R0", "Q0", "sim_alpha_max")
@@ -39,18 +26,16 @@ wildcard_constraints:
 
 rule scm_ode:
     output:
-        csv=SCM_RUN.format(setting="{scm_setting}", source="ode"),
-        meta=meta(SCM_RUN.format(setting="{scm_setting}", source="ode")),
+        **with_sidecars(csv=SCM_RUN.format(setting="{scm_setting}", source="ode")),
     log:
-        out("logs/scm/{scm_setting}_ode.log"),
+        job_log("scm/{scm_setting}_ode"),
     benchmark:
-        out("logs/benchmarks/scm/{scm_setting}_ode.tsv")
+        job_benchmark("scm/{scm_setting}_ode")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("scm_ode"),
-        runtime=cost_runtime("scm_ode"),
+        **job_resources("scm_ode"),
     params:
         setting=lambda wc: SCM_PARAMS["ode"][wc.scm_setting],
         ode=SCM["ode"],
@@ -60,20 +45,17 @@ rule scm_ode:
 
 rule scm_simulation:
     output:
-        csv=SCM_RUN.format(setting="{scm_setting}", source="sim"),
-        meta=meta(SCM_RUN.format(setting="{scm_setting}", source="sim")),
+        **with_sidecars(csv=SCM_RUN.format(setting="{scm_setting}", source="sim")),
     log:
-        out("logs/scm/{scm_setting}_sim.log"),
+        job_log("scm/{scm_setting}_sim"),
     benchmark:
-        out("logs/benchmarks/scm/{scm_setting}_sim.tsv")
+        job_benchmark("scm/{scm_setting}_sim")
     conda:
         ENV
     # One example per step: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        mem_mb=cost_mem("scm_simulation"),
-        runtime=cost_runtime("scm_simulation"),
-        gpu=1 if SCM["simulation"]["gpu"] else 0,
+        **job_resources("scm_simulation", gpu=1 if SCM["simulation"]["gpu"] else 0),
     params:
         setting=lambda wc: SCM_PARAMS["sim"][wc.scm_setting],
         simulation=SCM_SIM,
@@ -87,80 +69,38 @@ rule scm_trajectories:
     input:
         expand(SCM_RUN, setting=SCM_SETTINGS, source=["ode", "sim"]),
     output:
-        csv=out("results/scm/trajectories.csv"),
-        meta=meta(out("results/scm/trajectories.csv")),
+        **with_sidecars(csv=out("results/scm/trajectories.csv")),
     log:
-        out("logs/scm/trajectories.log"),
+        job_log("scm/trajectories"),
     benchmark:
-        out("logs/benchmarks/scm/trajectories.tsv")
+        job_benchmark("scm/trajectories")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("scm_trajectories"),
-        runtime=cost_runtime("scm_trajectories"),
+        **job_resources("scm_trajectories"),
     script:
         "../../scripts/scm_trajectories.py"
 
 
 rule scm_stability:
     output:
-        csv=out("results/scm/stability.csv"),
-        meta=meta(out("results/scm/stability.csv")),
+        **with_sidecars(csv=out("results/scm/stability.csv")),
     log:
-        out("logs/scm/stability.log"),
+        job_log("scm/stability"),
     benchmark:
-        out("logs/benchmarks/scm/stability.tsv")
+        job_benchmark("scm/stability")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("scm_stability"),
-        runtime=cost_runtime("scm_stability"),
+        **job_resources("scm_stability"),
     params:
         stability=SCM["stability"],
         plateau=SCM_PARAMS["ode"]["relu_k2m2"],
         ode=SCM["ode"],
     script:
         "../../scripts/scm_stability.py"
-
-
-for scm_name, scm_shown in SCM_FIGURES.items():
-
-    rule:
-        name:
-            f"scm_plot_{scm_name}"
-        input:
-            runs=expand(SCM_RUN, setting=scm_shown, source=["ode", "sim"]),
-            stability=out("results/scm/stability.csv"),
-        output:
-            png=report_figure(
-                SCM_FIGURE.format(name=scm_name),
-                f"scm_{scm_name}.rst",
-                category="ReLU SCM dynamics",
-                subcategory=SCM_SUBCATEGORY[scm_name],
-            ),
-            pdf=out(f"figures/scm/{scm_name}.pdf"),
-            png_meta=meta(SCM_FIGURE.format(name=scm_name)),
-            pdf_meta=meta(out(f"figures/scm/{scm_name}.pdf")),
-        log:
-            out(f"logs/scm/plot_{scm_name}.log"),
-        benchmark:
-            out(f"logs/benchmarks/scm/plot_{scm_name}.tsv")
-        group:
-            "plots"
-        conda:
-            ENV
-        threads: 1
-        resources:
-            mem_mb=cost_mem(f"scm_plot_{scm_name}"),
-            runtime=cost_runtime(f"scm_plot_{scm_name}"),
-        params:
-            figure=scm_name,
-            settings=scm_shown,
-            scale=SCALE,
-        script:
-            "../../scripts/scm_plot.py"
 
 
 # Learning-rate schedules from the exact-eta ODEs (ours, beyond the paper): constant etas, the greedy
@@ -170,21 +110,19 @@ SCM_SCHEDULES = SCM["schedules"]
 
 rule scm_schedules:
     output:
-        csv=out("results/scm/schedules.csv"),
-        meta=meta(out("results/scm/schedules.csv")),
-        runs=out("results/scm/schedule_runs.csv"),
-        runs_meta=meta(out("results/scm/schedule_runs.csv")),
+        **with_sidecars(
+            csv=out("results/scm/schedules.csv"),
+            runs=out("results/scm/schedule_runs.csv"),
+        ),
     log:
-        out("logs/scm/schedules.log"),
+        job_log("scm/schedules"),
     benchmark:
-        out("logs/benchmarks/scm/schedules.tsv")
+        job_benchmark("scm/schedules")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("scm_schedules"),
-        runtime=cost_runtime("scm_schedules"),
-        gpu=1 if SCM["simulation"]["gpu"] else 0,
+        **job_resources("scm_schedules", gpu=1 if SCM["simulation"]["gpu"] else 0),
     params:
         schedules=SCM_SCHEDULES,
         settings={
@@ -199,44 +137,110 @@ rule scm_schedules:
         "../../scripts/scm_schedules.py"
 
 
-rule scm_plot_schedules:
-    input:
-        csv=out("results/scm/schedules.csv"),
-        runs=out("results/scm/schedule_runs.csv"),
-    output:
-        png=report_figure(
-            SCM_FIGURE.format(name="schedules"),
-            "scm_schedules.rst",
-            category="ReLU SCM dynamics",
-            subcategory="Learning-rate schedules (ours)",
-        ),
-        pdf=out("figures/scm/schedules.pdf"),
-        png_meta=meta(SCM_FIGURE.format(name="schedules")),
-        pdf_meta=meta(out("figures/scm/schedules.pdf")),
-    log:
-        out("logs/scm/plot_schedules.log"),
-    benchmark:
-        out("logs/benchmarks/scm/plot_schedules.tsv")
-    group:
-        "plots"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=cost_mem("scm_plot_schedules"),
-        runtime=cost_runtime("scm_plot_schedules"),
-    params:
-        scale=SCALE,
+def scm_runs(*settings):
+    """The figure tables of ``settings``' runs: ``<setting>_ode`` and ``<setting>_sim``, each
+    with the function that computed it."""
+    made_by = {
+        "ode": ["galu.scm.experiments.ode_table"],
+        "sim": ["galu.scm.experiments.simulation_table"],
+    }
+    return {
+        f"{name}_{source}": (
+            SCM_RUN.format(setting=name, source=source),
+            made_by[source],
+        )
+        for name in settings
+        for source in ("ode", "sim")
+    }
+
+
+SCM_STABILITY = {
+    "stability": (
+        rules.scm_stability.output.csv,
+        ["galu.scm.experiments.stability_table"],
+    )
+}
+SCM_SCHEDULE_TABLES = ["galu.scm.schedules.schedule_experiment"]
+
+
+def scm_committee(subcategory, *settings):
+    """The figure table's entry of a committee figure (galu.scm.figures.draw_committee): one
+    row per setting, the plateau from stability.csv."""
+    return dict(
+        subcategory=subcategory,
+        tables={**scm_runs(*settings), **SCM_STABILITY},
+        draw={"settings": list(settings)},
+    )
+
+
+# The stage's figures: name -> subcategory in the report; tables: the tables it reads (name ->
+# (path, the functions that computed it), recorded in the figure's sidecar); draw: the
+# drawing function's parameters; seeds: the seeds shown, where the tables hold seed means.
+# Figure <name> is drawn by galu.scm.figures.DRAW[name], captioned by
+# workflow/report/scm_<name>.rst; one plot rule per entry, reading only its tables.
+SCM_FIGURES = {
+    "perceptron": dict(
+        subcategory="K = M = 1 (Fig. 1)",
+        tables={**scm_runs("perceptron"), **SCM_STABILITY},
+        draw={},
+    ),
+    "relu_k2m2": scm_committee("K = M = 2 (Fig. 2)", "relu_k2m2"),
+    "k3m2": scm_committee("K = 3, M = 2 (Fig. 3)", "relu_k3m2", "erf_k3m2"),
+    "relu_k2m3": scm_committee("K = 2, M = 3 (Fig. 4)", "relu_k2m3"),
+    "schedules": dict(
+        subcategory="Learning-rate schedules (ours)",
+        tables={
+            "schedules": (rules.scm_schedules.output.csv, SCM_SCHEDULE_TABLES),
+            "schedule_runs": (rules.scm_schedules.output.runs, SCM_SCHEDULE_TABLES),
+        },
+        draw={},
         seeds=[config["seed"] + k for k in range(SCM_SIM["seeds"])],
-    script:
-        "../../scripts/scm_plot_schedules.py"
+    ),
+}
+
+for scm_name, scm_spec in SCM_FIGURES.items():
+
+    rule:
+        name:
+            f"scm_plot_{scm_name}"
+        input:
+            **{table: path for table, (path, _) in scm_spec["tables"].items()},
+        output:
+            **with_sidecars(
+                png=report_figure(
+                    SCM_FIGURE.format(name=scm_name, ext="png"),
+                    f"scm_{scm_name}.rst",
+                    category="ReLU SCM dynamics",
+                    subcategory=scm_spec["subcategory"],
+                ),
+                pdf=SCM_FIGURE.format(name=scm_name, ext="pdf"),
+            ),
+        log:
+            job_log(f"scm/plot_{scm_name}"),
+        benchmark:
+            job_benchmark(f"scm/plot_{scm_name}")
+        group:
+            "plots"
+        conda:
+            ENV
+        threads: 1
+        resources:
+            **job_resources(f"scm_plot_{scm_name}"),
+        params:
+            figure=scm_name,
+            draw=scm_spec["draw"],
+            scale=SCALE,
+            seeds=scm_spec.get("seeds"),
+            computed_by={t: made_by for t, (_, made_by) in scm_spec["tables"].items()},
+        script:
+            "../../scripts/scm_plot.py"
 
 
 ALL_TARGETS.extend(
     [
-        out("results/scm/trajectories.csv"),
-        out("results/scm/stability.csv"),
-        out("results/scm/schedules.csv"),
-        *expand(SCM_FIGURE, name=[*SCM_FIGURES, "schedules"]),
+        rules.scm_trajectories.output.csv,
+        rules.scm_stability.output.csv,
+        rules.scm_schedules.output.csv,
+        *(SCM_FIGURE.format(name=name, ext="png") for name in SCM_FIGURES),
     ]
 )
