@@ -162,9 +162,10 @@ for gen_name in GEN_PLOTTED:
             "../../scripts/generalization_plot.py"
 
 
-ALL_TARGETS.extend(
+stage_targets(
+    "generalization",
     [
         rules.generalization_accuracy.output.csv,
         *(GEN_FIGURE.format(name=name, ext="png") for name in GEN_PLOTTED),
-    ]
+    ],
 )

@@ -236,11 +236,12 @@ for scm_name, scm_spec in SCM_FIGURES.items():
             "../../scripts/scm_plot.py"
 
 
-ALL_TARGETS.extend(
+stage_targets(
+    "scm",
     [
         rules.scm_trajectories.output.csv,
         rules.scm_stability.output.csv,
         rules.scm_schedules.output.csv,
         *(SCM_FIGURE.format(name=name, ext="png") for name in SCM_FIGURES),
-    ]
+    ],
 )
