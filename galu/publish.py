@@ -237,6 +237,12 @@ def _publication_lines(folder: Path) -> list[str]:
         f" provenance sidecars are in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
         "",
     ]
+    if manifest.get("stages"):
+        lines += [
+            f"Stages run: {', '.join(manifest['stages'])} (configuration key `stages`; the"
+            " claims of any other stage are not_run).",
+            "",
+        ]
     if manifest.get("reductions"):
         lines += ["Reduced from the paper's settings (claims that depend on it are not_run):", ""]
         lines += [f"- {text}" for text in manifest["reductions"]] + [""]

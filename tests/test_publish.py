@@ -32,7 +32,8 @@ def _fake_run(scale: str = "paper-cpu") -> None:
         pd.DataFrame({"eta": [0.5, 2.0]}), source
     )
     reductions = [{"text": "N = 1,000", "claims": ["c2"]}]
-    claims = Run("claims", inputs=[source], params={"reductions": reductions})
+    params = {"reductions": reductions, "stages": ["scm", "normalization"]}
+    claims = Run("claims", inputs=[source], params=params)
     table = pd.DataFrame({"claim_id": ["c1", "c2"], "verdict": ["pass", "not_run"]})
     claims.write_csv(table, f"results/{scale}/claims.csv")
     for name, text in (("claims.md", "Claims checked at the **paper-cpu** scale: 1 pass.\n"),):
@@ -151,6 +152,7 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     section = paper_section(".")
     assert f"commit `{manifest['commit']}`" in section and "machine: m1" in section
     assert "configuration `c.yaml`" in section and "- N = 1,000" in section
+    assert "Stages run: scm, normalization (configuration key `stages`" in section
     assert "Claims checked at the **paper-cpu** scale: 1 pass." in section
     # README with both sections: stale until `galu readme --update`, then current.
     Path("claims.md").write_text("Claims checked at the **quick** scale: 1 pass.\n")
