@@ -20,6 +20,7 @@ own contradictions are :mod:`galu.consistency`'s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -110,24 +111,45 @@ class _Checked:
             atomic_write_bytes(self.path, data)
 
 
-def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
-    for npz in sorted((root / "data" / "processed").glob("*.npz")):
-        recorded = recorded_sha256(npz)
-        if checked.passed(npz, recorded):
+def _screen(
+    root: Path,
+    dry_run: bool,
+    checked: _Checked,
+    files: Iterable[tuple[Path, str | None, Any]],
+    problem_of: Callable[[Path], str | None],
+    remedy: str,
+    repair: Callable[[Path, Any], tuple[str, bool]],
+) -> Iterator[Finding]:
+    """Check each ``(path, expected sha256, item)`` of ``files`` not known to have passed
+    with these bytes (``problem_of(path)`` is None when it passes). A failure is set aside,
+    then ``repair(path, item)`` says what else it did and whether to stop checking ``files``;
+    a dry run only says that a real run would set it aside and ``remedy``."""
+    for path, expected, item in files:
+        if checked.passed(path, expected):
             continue
-        problem = sidecar_mismatch(npz)
+        problem = problem_of(path)
         if problem is None:
-            checked.record(npz, recorded)
+            checked.record(path, expected)
             continue
-        rel = npz.relative_to(root).as_posix()
+        rel = path.relative_to(root).as_posix()
         if dry_run:
-            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and rebuilds it"
-        else:
-            action = (
-                f"moved it to {_set_aside(npz).relative_to(root).as_posix()}; "
-                "this run rebuilds it from the verified raw archives"
-            )
-        yield Finding(rel, problem, action)
+            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
+            yield Finding(rel, problem, action)
+            continue
+        moved = _set_aside(path).relative_to(root).as_posix()
+        then, stop = repair(path, item)
+        yield Finding(rel, problem, f"moved it to {moved}{then}")
+        if stop:
+            return
+
+
+def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+    arrays = sorted((root / "data" / "processed").glob("*.npz"))
+    files = ((npz, recorded_sha256(npz), None) for npz in arrays)
+    rebuilt = "; this run rebuilds it from the verified raw archives"
+    yield from _screen(
+        root, dry_run, checked, files, sidecar_mismatch, "rebuilds it", lambda *_: (rebuilt, False)
+    )
 
 
 def _manifest_files(manifest: Path) -> list[dict[str, Any]]:
@@ -183,30 +205,18 @@ def _refetch(root: Path, manifest: Path) -> str:
 
 
 def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+    def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool]:
+        source = _restore(entry, path)
+        if source is not None:
+            return f" and restored it from {source} (sha256 verified)", False
+        return "; " + _refetch(root, manifest), True  # the whole dataset is fetched again
+
+    problem_of = functools.partial(_raw_problem, root)
     for manifest in sorted((root / "data" / "raw").glob("*/sources.json")):
-        for entry in _manifest_files(manifest):
-            path = manifest.parent / str(entry["name"])
-            expected = entry.get("sha256")
-            if not path.is_file() or checked.passed(path, expected):
-                continue
-            problem = _raw_problem(root, path)
-            if problem is None:
-                checked.record(path, expected)
-                continue
-            rel = path.relative_to(root).as_posix()
-            if dry_run:
-                action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and replaces it"
-                yield Finding(rel, problem, action)
-                continue
-            moved = _set_aside(path).relative_to(root).as_posix()
-            source = _restore(entry, path)
-            if source is not None:
-                action = f"moved it to {moved} and restored it from {source} (sha256 verified)"
-            else:
-                action = f"moved it to {moved}; " + _refetch(root, manifest)
-            yield Finding(rel, problem, action)
-            if source is None:
-                break  # the whole dataset is fetched again
+        entries = ((manifest.parent / str(e["name"]), e) for e in _manifest_files(manifest))
+        files = ((path, e.get("sha256"), e) for path, e in entries if path.is_file())
+        repair = functools.partial(replace, manifest)
+        yield from _screen(root, dry_run, checked, files, problem_of, "replaces it", repair)
 
 
 RESULT_FOLDERS = ("results", "figures")

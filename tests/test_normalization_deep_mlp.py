@@ -9,14 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from galu.normalization.cifar import load_arrays, prepare_data, standardize_images
+from galu.normalization.cifar import prepare_data, standardize_images
 from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import choose_lr, chosen_lrs, lr_sweep
 from galu.normalization.mlp import DeepMLP, build_mlp, default_gain
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.normalization.training import TrainSettings, train
-from galu.provenance import is_substitute
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
 
@@ -192,16 +191,6 @@ def test_chosen_lrs_per_width_and_errors():
         chosen_lrs(sweep.assign(chosen=1))
 
 
-def test_substitute_flag_comes_from_the_sidecar(tmp_path):
-    arrays = _cifar_like(4, 2, 5)
-    path = tmp_path / "cifar10.npz"
-    np.savez(path, **arrays)
-    loaded, substitute = load_arrays(path)
-    assert not substitute and np.array_equal(loaded["x_train"], arrays["x_train"])
-    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": True}))
-    assert is_substitute(path) and load_arrays(path)[1]
-
-
 def test_start_cifar_job_opens_the_run_and_prepares_the_data(tmp_path):
     arrays = _cifar_like(20, 10, 6)
     path = tmp_path / "cifar10.npz"
@@ -216,9 +205,12 @@ def test_start_cifar_job_opens_the_run_and_prepares_the_data(tmp_path):
     )
     run, data = start_cifar_job(smk, 8, 4, seed=3)
     assert torch.get_num_threads() == 2
+    # the substitute flag is the input's sidecar's (Run.from_snakemake reads it)
     assert run.rule == "r" and run.device == "cpu" and run.extra == {"data_substitute": True}
     assert run.inputs == [str(path)]
     expected = prepare_data(arrays, 8, 4, seed=3)
     assert torch.equal(data.x_train, expected.x_train) and torch.equal(data.y_test, expected.y_test)
     with pytest.raises(ValueError, match="device must be one of"):
         start_cifar_job(smk, 8, 4, seed=3, device="tpu")
+    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": False}))
+    assert start_cifar_job(smk, 8, 4, seed=3)[0].extra == {"data_substitute": False}

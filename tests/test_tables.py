@@ -1,13 +1,22 @@
-"""The result tables' column contracts (workflow/schemas/tables/): each DESIGN contract is
-there, a table that breaks one is refused with every problem named, before it is written."""
+"""The result tables' column contracts (workflow/schemas/tables/): each DESIGN contract and
+each other table a claim reads is there, a table that breaks one is refused with every
+problem named, before it is written."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
+import torch
 
+from galu.config import load_yaml
+from galu.normalization.correlation import layer_correlations
+from galu.normalization.isometry import isometry_tables
+from galu.normalization.mlp import build_mlp
+from galu.normalization.spectra import jacobian_table
+from galu.normalization.trainability import max_trainable_depth, run_outcomes
 from galu.provenance import Run
 from galu.tables import CONTRACTS_DIR, TableContractError, check_table, contract_for, contracts
 
@@ -34,13 +43,75 @@ DESIGN = {
     "claims.csv": ["claim_id", "paper", "statement", "expected", "measured", "tolerance",
                    "verdict"],
 }  # fmt: skip
+# The other tables the claims read (workflow/claims.yaml), with the columns the code writes.
+READ_BY_CLAIMS = {
+    "scm/schedules.csv": ["setting", "schedule", "source", "constant_eta", "alpha_exit",
+                          "alpha_target", "eps_exit", "eps_target", "final_eps_g",
+                          "best_constant_eta", "is_best_constant", "gain_exit", "gain_target"],
+    "normalization/isometry.csv": ["activation", "variant", "n", "seed", "mp_variance",
+                                   "ks_distance", "eigenvalue_mean", "eigenvalue_max",
+                                   "mp_upper_edge"],
+    "normalization/max_depth.csv": ["activation", "width", "max_trainable_depth",
+                                    "depths_tested", "depths_trained", "loss_fraction"],
+    "normalization/trainability_runs.csv": ["activation", "width", "depth", "seed",
+                                            "epochs_run", "diverged", "initial_loss",
+                                            "best_loss", "loss_ratio", "final_test_error",
+                                            "trains"],
+    "normalization/correlations.csv": ["activation", "width", "depth", "seed", "layer",
+                                       "mean_abs_cos", "samples", "random_baseline"],
+    "normalization/jacobian.csv": ["activation", "width", "depth", "seed", "sample", "index",
+                                   "squared_singular_value"],
+}  # fmt: skip
 
 
-def test_every_design_contract_is_a_file_with_its_columns():
+def test_every_contract_is_a_file_with_its_columns():
     found = {c.path: c for c in contracts(FOLDER)}
-    assert set(found) == set(DESIGN)
+    assert set(found) == set(DESIGN) | set(READ_BY_CLAIMS)
     for path, columns in DESIGN.items():
         assert list(found[path].columns)[: len(columns)] == columns, path
+    for path, columns in READ_BY_CLAIMS.items():
+        assert list(found[path].columns) == columns, path
+
+
+def test_every_table_a_claim_reads_has_a_contract():
+    claims = load_yaml(REPO / "workflow/claims.yaml")
+    sources = {c["source"] for c in claims} | {
+        v["source"] for c in claims for v in c.get("finding_values", {}).values()
+    }
+    assert sources and not [s for s in sources if contract_for(s, FOLDER) is None]
+
+
+def test_the_normalization_tables_as_made_keep_their_contracts():
+    summary, _ = isometry_tables(["relu", "tanh"], 20, [0, 1])
+    check_table(summary, "results/normalization/isometry.csv", FOLDER)
+    curves = pd.DataFrame(
+        {"activation": "relu", "width": 8, "depth": [3] * 3 + [6] * 3, "seed": 0,
+         "epoch": [0, 1, 2] * 2, "train_loss": [2.3, 1.0, 0.5, 2.3, None, None],
+         "train_error": 0.5, "test_error": [0.6, 0.5, 0.4, 0.9, None, None],
+         "diverged": [False] * 3 + [False, True, True]}
+    )  # fmt: skip
+    runs = run_outcomes(curves, 0.5)
+    check_table(runs, "results/normalization/trainability_runs.csv", FOLDER)
+    check_table(max_trainable_depth(runs, 0.5), "results/normalization/max_depth.csv", FOLDER)
+    model = build_mlp("relu", 3, 6, seed=0, input_dim=12)
+    x = torch.randn(4, 12, generator=torch.Generator().manual_seed(0))
+    labels = {"activation": "relu", "width": 6, "depth": 3, "seed": 0}
+    check_table(jacobian_table(model, x[:2], labels), "results/normalization/jacobian.csv", FOLDER)
+    table = layer_correlations(model, x).assign(**labels, samples=4, random_baseline=0.3)
+    check_table(table, "results/normalization/correlations.csv", FOLDER)
+
+
+def test_a_schedule_that_never_reaches_its_target_keeps_the_contract():
+    row = {"setting": "s", "source": "ode", "alpha_target": 3.0, "eps_exit": 0.01,
+           "eps_target": 0.001, "final_eps_g": 0.1, "best_constant_eta": 1.0}  # fmt: skip
+    table = pd.DataFrame(
+        [{**row, "schedule": "constant", "constant_eta": 1.0, "alpha_exit": 2.0},
+         {**row, "schedule": "greedy", "constant_eta": None, "alpha_exit": math.inf}]
+    )  # fmt: skip
+    table["is_best_constant"] = table["schedule"] == "constant"
+    table["gain_exit"] = 1.0 - table["alpha_exit"] / 2.0
+    table["gain_target"] = float("nan")
+    check_table(table, "results/scm/schedules.csv", FOLDER)
 
 
 @pytest.mark.parametrize(

@@ -78,21 +78,20 @@ def gzip_content_digests(path: Path) -> Digests:
         return _digest_chunks(_chunks(handle))
 
 
-def _expected_archive(spec: RawFile) -> str:
-    sha = spec.sha256 or "not recorded"
-    return f"size {spec.size}, md5 {spec.md5}, sha256 {sha}"
+def _published(spec: RawFile, content: bool) -> tuple[int | None, str | None, str | None]:
+    """Published size, MD5 and SHA-256 of the archive, or of its decompressed content."""
+    if content:
+        return spec.content_size, spec.content_md5, spec.content_sha256
+    return spec.size, spec.md5, spec.sha256
 
 
-def _archive_matches(spec: RawFile, got: Digests) -> bool:
-    if got.size != spec.size or got.md5 != spec.md5:
-        return False
-    return spec.sha256 is None or got.sha256 == spec.sha256
+def _matches(got: Digests, size: int | None, md5: str | None, sha256: str | None) -> bool:
+    """Size and MD5 must match; the SHA-256 too where one is recorded."""
+    return got.size == size and got.md5 == md5 and (sha256 is None or got.sha256 == sha256)
 
 
-def _content_matches(spec: RawFile, got: Digests) -> bool:
-    if got.size != spec.content_size or got.md5 != spec.content_md5:
-        return False
-    return spec.content_sha256 is None or got.sha256 == spec.content_sha256
+def _describe(size: int | None, md5: str | None, sha256: str | None) -> str:
+    return f"size {size}, md5 {md5}, sha256 {sha256 or 'not recorded'}"
 
 
 def _content_digests_or_reason(path: Path) -> Digests | str:
@@ -112,18 +111,14 @@ def verify_official(
     ``digests`` of ``path``, when the caller has them, save a second read.
     """
     got = digests or file_digests(path)
-    if _archive_matches(spec, got):
+    if _matches(got, *_published(spec, content=False)):
         return Verified(spec.name, path, got.sha256, "archive", substitute=False)
-    expected, actual = _expected_archive(spec), got.describe()
+    expected, actual = _describe(*_published(spec, content=False)), got.describe()
     if spec.has_content_checksum:
         content = _content_digests_or_reason(path)
-        if isinstance(content, Digests) and _content_matches(spec, content):
+        if isinstance(content, Digests) and _matches(content, *_published(spec, content=True)):
             return Verified(spec.name, path, got.sha256, "gzip_content", substitute=False)
-        want_sha = spec.content_sha256 or "not recorded"
-        expected += (
-            f"; or decompressed content of size {spec.content_size}, "
-            f"md5 {spec.content_md5}, sha256 {want_sha}"
-        )
+        expected += f"; or decompressed content of {_describe(*_published(spec, content=True))}"
         shown = content.describe() if isinstance(content, Digests) else content
         actual += f"; decompressed content: {shown}"
     raise ChecksumMismatchError(spec.name, source, expected, actual)

@@ -9,7 +9,6 @@ run, so each epoch draws one permutation there and slices minibatches from devic
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,9 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from galu.data import load_processed
 from galu.normalization.streams import SUBSET_STREAM, stream_seed
-from galu.provenance import is_substitute
 
 
 @dataclass(frozen=True)
@@ -85,11 +82,6 @@ def standardize_images(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray,
         mean = train_f.mean(axis=(0, 1, 2), dtype=np.float64)
         std = train_f.std(axis=(0, 1, 2), dtype=np.float64)
     return _scale(train, mean, std), _scale(test, mean, std)
-
-
-def load_arrays(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], bool]:
-    """A processed dataset's four arrays, and whether it is a substitute (:func:`is_substitute`)."""
-    return load_processed(path), is_substitute(path)
 
 
 def prepare_data(

@@ -7,7 +7,8 @@ from typing import Any
 
 import torch
 
-from galu.normalization.cifar import TensorData, load_arrays, prepare_data
+from galu.data import load_processed
+from galu.normalization.cifar import TensorData, prepare_data
 from galu.provenance import Run
 
 
@@ -17,13 +18,13 @@ def start_cifar_job(
     """What every CIFAR-10 job script does first, ``smk`` being its ``snakemake`` object.
 
     Uses the rule's threads, resolves ``device`` (auto, cpu or cuda), loads ``input.npz``,
-    opens the job's :class:`~galu.provenance.Run` (recording the device and whether the
-    data are a substitute), then subsamples and standardizes the images onto the device
-    (:func:`prepare_data`).
+    opens the job's :class:`~galu.provenance.Run` (which records the device, and whether the
+    data are a substitute from the inputs' sidecars), then subsamples and standardizes the
+    images onto the device (:func:`prepare_data`).
     """
     torch.set_num_threads(smk.threads)
-    arrays, substitute = load_arrays(smk.input.npz)
-    run = Run.from_snakemake(smk, extra={"data_substitute": substitute})
+    arrays = load_processed(smk.input.npz)
+    run = Run.from_snakemake(smk)
     # After the Run: a fallback to the CPU is logged in the job's log.
     resolved = run.use_device(device)
     return run, prepare_data(arrays, n_train, n_test, seed, resolved)

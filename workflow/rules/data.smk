@@ -7,12 +7,13 @@ from galu.sitekeys import data_result_settings
 DATASET_NAMES = "|".join(dataset_names())
 
 
+# The datasets are shared by every scale: their paths, logs and benchmarks are not under
+# out() (job_log/job_benchmark would put them in a scale's output root).
 # The output is the manifest only: Snakemake deletes a job's outputs before running it, and
 # raw files a user placed in data/raw/<dataset>/ by hand must survive a re-run.
 rule download:
     output:
-        manifest="data/raw/{dataset}/sources.json",
-        meta=meta("data/raw/{dataset}/sources.json"),
+        **with_sidecars(manifest="data/raw/{dataset}/sources.json"),
     log:
         "logs/data/download_{dataset}.log",
     benchmark:
@@ -23,8 +24,7 @@ rule download:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("download"),
-        runtime=cost_runtime("download"),
+        **job_resources("download"),
     # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
     # site settings (galu/sitekeys.py) the script reads from the config, so moving a mirror
     # reruns nothing.
@@ -36,10 +36,9 @@ rule download:
 
 rule prepare:
     input:
-        manifest="data/raw/{dataset}/sources.json",
+        manifest=rules.download.output.manifest,
     output:
-        npz="data/processed/{dataset}.npz",
-        meta=meta("data/processed/{dataset}.npz"),
+        **with_sidecars(npz="data/processed/{dataset}.npz"),
     log:
         "logs/data/prepare_{dataset}.log",
     benchmark:
@@ -50,8 +49,7 @@ rule prepare:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("prepare"),
-        runtime=cost_runtime("prepare"),
+        **job_resources("prepare"),
     params:
         substitutes=config["data"]["substitutes"],
     script:

@@ -5,11 +5,6 @@
 # searches land in runs/ and are stacked into min_width.csv. Plot rules only read tables.
 
 MEM = config["memorization"]
-MEM_RUN = out("results/memorization/runs/min_width_{criterion}.csv")
-# One search job per part: `parts` splits a criterion's searches into jobs
-# (galu.memorization.search_parts), so no job runs for hours; memorization_search_table
-# stacks them in order.
-MEM_PART = out("results/memorization/runs/min_width_{criterion}/part{part}.csv")
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
 # changing it never reruns a job.
 MEM_PARAMS = {
@@ -26,6 +21,7 @@ MEM_COMMON = {
     "seed": config["seed"],
     "device": config["device"],
 }
+MEM_GPU = 1 if MEM["gpu"] else 0
 
 
 wildcard_constraints:
@@ -35,20 +31,17 @@ wildcard_constraints:
 
 rule memorization_underparam:
     output:
-        csv=out("results/memorization/underparam.csv"),
-        meta=meta(out("results/memorization/underparam.csv")),
+        **with_sidecars(csv=out("results/memorization/underparam.csv")),
     log:
-        out("logs/memorization/underparam.log"),
+        job_log("memorization/underparam"),
     benchmark:
-        out("logs/benchmarks/memorization/underparam.tsv")
+        job_benchmark("memorization/underparam")
     conda:
         ENV
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        mem_mb=cost_mem("memorization_underparam"),
-        runtime=cost_runtime("memorization_underparam"),
-        gpu=1 if MEM["gpu"] else 0,
+        **job_resources("memorization_underparam", gpu=MEM_GPU),
     params:
         settings=MEM_PARAMS["underparam"],
         common=MEM_COMMON,
@@ -56,21 +49,23 @@ rule memorization_underparam:
         "../../scripts/memorization_underparam.py"
 
 
+# One search job per part: `parts` splits a criterion's searches into jobs
+# (galu.memorization.search_parts), so no job runs for hours; memorization_search_table
+# stacks them in order.
 rule memorization_search:
     output:
-        csv=MEM_PART,
-        meta=meta(MEM_PART),
+        **with_sidecars(
+            csv=out("results/memorization/runs/min_width_{criterion}/part{part}.csv")
+        ),
     log:
-        out("logs/memorization/min_width_{criterion}_part{part}.log"),
+        job_log("memorization/min_width_{criterion}_part{part}"),
     benchmark:
-        out("logs/benchmarks/memorization/min_width_{criterion}_part{part}.tsv")
+        job_benchmark("memorization/min_width_{criterion}_part{part}")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("memorization_search"),
-        runtime=cost_runtime("memorization_search"),
-        gpu=1 if MEM["gpu"] else 0,
+        **job_resources("memorization_search", gpu=MEM_GPU),
     params:
         settings=lambda wc: MEM_PARAMS[wc.criterion],
         common=MEM_COMMON,
@@ -81,48 +76,47 @@ rule memorization_search:
 rule memorization_search_table:
     input:
         lambda wc: expand(
-            MEM_PART,
+            rules.memorization_search.output.csv,
             criterion=wc.criterion,
             part=range(MEM["min_width"][wc.criterion].get("parts", 1)),
         ),
     output:
-        csv=MEM_RUN,
-        meta=meta(MEM_RUN),
+        **with_sidecars(csv=out("results/memorization/runs/min_width_{criterion}.csv")),
     log:
-        out("logs/memorization/min_width_{criterion}_stack.log"),
+        job_log("memorization/min_width_{criterion}_stack"),
     benchmark:
-        out("logs/benchmarks/memorization/stack_min_width_{criterion}.tsv")
+        job_benchmark("memorization/stack_min_width_{criterion}")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("memorization_search_table"),
-        runtime=cost_runtime("memorization_search_table"),
+        **job_resources("memorization_search_table"),
     script:
         "../../scripts/memorization_stack_parts.py"
 
 
 rule memorization_min_width:
     input:
-        expand(MEM_RUN, criterion=["mse", "zero_error"]),
+        expand(
+            rules.memorization_search_table.output.csv, criterion=["mse", "zero_error"]
+        ),
     output:
-        csv=out("results/memorization/min_width.csv"),
-        meta=meta(out("results/memorization/min_width.csv")),
+        **with_sidecars(csv=out("results/memorization/min_width.csv")),
     log:
-        out("logs/memorization/min_width.log"),
+        job_log("memorization/min_width"),
     benchmark:
-        out("logs/benchmarks/memorization/min_width.tsv")
+        job_benchmark("memorization/min_width")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("memorization_min_width"),
-        runtime=cost_runtime("memorization_min_width"),
+        **job_resources("memorization_min_width"),
     script:
         "../../scripts/memorization_collect.py"
 
 
-# the functions that compute a criterion's runs/min_width_<criterion>.csv
+# A criterion's stacked search table, and the functions that compute it.
+MEM_RUN = rules.memorization_search_table.output.csv
 MEM_SEARCH_TABLE = [
     "galu.memorization.experiments.min_width_table",
     "galu.memorization.search_parts.stack_parts",
@@ -135,7 +129,7 @@ MEM_SEARCH_TABLE = [
 MEM_FIGURES = {
     "underparam": {
         "underparam": (
-            out("results/memorization/underparam.csv"),
+            rules.memorization_underparam.output.csv,
             ["galu.memorization.experiments.underparam_table"],
         ),
     },
@@ -150,6 +144,8 @@ MEM_FIGURES = {
     },
 }
 
+MEM_FIGURE = out("figures/memorization/{name}.{ext}")
+
 for mem_name, mem_tables in MEM_FIGURES.items():
 
     rule:
@@ -158,27 +154,26 @@ for mem_name, mem_tables in MEM_FIGURES.items():
         input:
             **{table: path for table, (path, _) in mem_tables.items()},
         output:
-            png=report_figure(
-                out(f"figures/memorization/{mem_name}.png"),
-                f"memorization_{mem_name}.rst",
-                category="GaLU memorization",
-                subcategory=mem_name.replace("_", " "),
+            **with_sidecars(
+                png=report_figure(
+                    MEM_FIGURE.format(name=mem_name, ext="png"),
+                    f"memorization_{mem_name}.rst",
+                    category="GaLU memorization",
+                    subcategory=mem_name.replace("_", " "),
+                ),
+                pdf=MEM_FIGURE.format(name=mem_name, ext="pdf"),
             ),
-            pdf=out(f"figures/memorization/{mem_name}.pdf"),
-            png_meta=meta(out(f"figures/memorization/{mem_name}.png")),
-            pdf_meta=meta(out(f"figures/memorization/{mem_name}.pdf")),
         log:
-            out(f"logs/memorization/plot_{mem_name}.log"),
+            job_log(f"memorization/plot_{mem_name}"),
         benchmark:
-            out(f"logs/benchmarks/memorization/plot_{mem_name}.tsv")
+            job_benchmark(f"memorization/plot_{mem_name}")
         group:
             "plots"
         conda:
             ENV
         threads: 1
         resources:
-            mem_mb=cost_mem(f"memorization_plot_{mem_name}"),
-            runtime=cost_runtime(f"memorization_plot_{mem_name}"),
+            **job_resources(f"memorization_plot_{mem_name}"),
         params:
             figure=mem_name,
             scale=SCALE,
@@ -189,8 +184,8 @@ for mem_name, mem_tables in MEM_FIGURES.items():
 
 ALL_TARGETS.extend(
     [
-        out("results/memorization/underparam.csv"),
-        out("results/memorization/min_width.csv"),
-        *(out(f"figures/memorization/{name}.png") for name in MEM_FIGURES),
+        rules.memorization_underparam.output.csv,
+        rules.memorization_min_width.output.csv,
+        *(MEM_FIGURE.format(name=name, ext="png") for name in MEM_FIGURES),
     ]
 )

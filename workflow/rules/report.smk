@@ -14,6 +14,8 @@ from galu.scales import OutputRoot
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 # Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
 REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if out(f) in ALL_TARGETS}
+# Each figure's full caption (verdicts, template, what the data show), as `claims` writes it.
+REPORT_CAPTIONS = [out(caption_path(f)) for f in REPORT_FIGURES]
 
 
 rule claims:
@@ -24,34 +26,30 @@ rule claims:
         # the CSVs each caption's "what the data show" sentences are computed from
         observed=[out(s) for s in observation_sources(list(REPORT_FIGURES))],
     output:
-        csv=out("results/claims.csv"),
-        meta=meta(out("results/claims.csv")),
-        md=out("results/claims.md"),
-        md_meta=meta(out("results/claims.md")),
-        # The report's landing page (the Snakefile's `report:`), and the same as HTML.
-        landing=out(LANDING_PAGE),
-        landing_meta=meta(out(LANDING_PAGE)),
-        html=report(
-            out("results/claims.html"),
-            caption="../report/claims.rst",
-            category="Verdict",
+        # The report's landing page (the Snakefile's `report:`), and the same as HTML; the
+        # summary for `dvc metrics show`: the verdict counts and each claim's measured value.
+        **with_sidecars(
+            csv=out("results/claims.csv"),
+            md=out("results/claims.md"),
+            landing=out(LANDING_PAGE),
+            html=report(
+                out("results/claims.html"),
+                caption="../report/claims.rst",
+                category="Verdict",
+            ),
+            summary=out("results/claims_summary.json"),
         ),
-        html_meta=meta(out("results/claims.html")),
-        # For `dvc metrics show`: the verdict counts and each claim's measured value.
-        summary=out("results/claims_summary.json"),
-        summary_meta=meta(out("results/claims_summary.json")),
-        captions=[out(caption_path(f)) for f in REPORT_FIGURES],
-        caption_metas=[meta(out(caption_path(f))) for f in REPORT_FIGURES],
+        captions=REPORT_CAPTIONS,
+        caption_metas=[meta(c) for c in REPORT_CAPTIONS],
     log:
-        out("logs/report/claims.log"),
+        job_log("report/claims"),
     benchmark:
-        out("logs/benchmarks/report/claims.tsv")
+        job_benchmark("report/claims")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("claims"),
-        runtime=cost_runtime("claims"),
+        **job_resources("claims"),
     params:
         scale=SCALE,
         # what this scale reduces from the paper's settings, printed in captions and landing
@@ -68,22 +66,21 @@ rule claims:
 # while a user who changes the config is not stopped by the README of the default run.
 rule readme_check:
     input:
-        md=out("results/claims.md"),
+        md=rules.claims.output.md,
         readme="README.md",
         # the published paper-level runs its second section quotes (galu/publish.py)
         published=glob.glob("published/*/publication.json"),
     output:
         touch(out("logs/report/readme_current.ok")),
     log:
-        out("logs/report/readme_check.log"),
+        job_log("report/readme_check"),
     benchmark:
-        out("logs/benchmarks/report/readme_check.tsv")
+        job_benchmark("report/readme_check")
     conda:
         ENV
     threads: 1
     resources:
-        mem_mb=cost_mem("readme_check"),
-        runtime=cost_runtime("readme_check"),
+        **job_resources("readme_check"),
     params:
         # README's first section is the quick scale's verdict: another scale checks only the
         # paper-level section (against published/).
@@ -93,7 +90,7 @@ rule readme_check:
 
 
 ALL_TARGETS.extend(
-    [out("results/claims.csv"), out("results/claims.md"), out("results/claims.html")]
+    [rules.claims.output.csv, rules.claims.output.md, rules.claims.output.html]
 )
 
 
@@ -118,7 +115,7 @@ onsuccess:
         normalize_zip_modes(built)
         publish_report(
             built,
-            [out("results/claims.csv"), *rules.claims.output.captions],
+            [rules.claims.output.csv, *rules.claims.output.captions],
             out(REPORT.as_posix()),
         )
     # What the run established, as its last words: verdicts, failures, where the report is.
