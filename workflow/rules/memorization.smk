@@ -182,10 +182,11 @@ for mem_name, mem_tables in MEM_FIGURES.items():
             "../../scripts/memorization_plot.py"
 
 
-ALL_TARGETS.extend(
+stage_targets(
+    "memorization",
     [
         rules.memorization_underparam.output.csv,
         rules.memorization_min_width.output.csv,
         *(MEM_FIGURE.format(name=name, ext="png") for name in MEM_FIGURES),
-    ]
+    ],
 )
