@@ -167,9 +167,9 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
     # Only the figures (not published) are redrawn: no experiment and no verdict reruns.
     planned = _planned_rules(smk(root, "-n").stdout)
     assert planned and all(rule.startswith("scm_plot_") for rule in planned), planned
-    # An edit of one module's code reruns the jobs whose code closure holds it.
-    with open(root / "galu/scm/stability.py", "a") as module:
-        module.write("\nRESUME_TEST_EDIT = 1\n")
+    # An edit of one job's code reruns that job and what reads its table, nothing else.
+    with open(root / "scripts/scm_stability.py", "a") as script:
+        script.write("\nRESUME_TEST_EDIT = 1\n")
     planned = _planned_rules(smk(root, "-n").stdout)
     assert {"scm_stability", "claims"} <= planned
     assert not planned & {"scm_ode", "scm_simulation", "scm_schedules"}, planned
