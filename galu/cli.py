@@ -20,15 +20,15 @@ from galu.audit import (
     substitutes,
     uncoded,
 )
-from galu.claims import (
+from galu.lineage import explain
+from galu.provenance import git_state
+from galu.publish import PAPER_MARKERS, paper_section, publication_scale
+from galu.readme_sections import (
     QUICK_MARKERS,
     describe_differences,
     readme_differences,
     readme_with_section,
 )
-from galu.lineage import explain
-from galu.provenance import git_state
-from galu.publish import PAPER_MARKERS, paper_section, publication_scale
 
 
 class UsageError(Exception):

@@ -19,14 +19,14 @@ from typing import Any
 import pandas as pd
 from docutils.core import publish_parts
 
-from galu.claims import (
+from galu.claims_text import (
     expected_text,
     measured_text,
     reductions_lines,
-    rst_escape,
     summary_line,
     verdict_counts,
 )
+from galu.rst import rst_escape
 from galu.scales import OutputRoot, output_root
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.

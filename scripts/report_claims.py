@@ -6,14 +6,8 @@ import json
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
-from galu.claims import (
-    caption_reductions,
-    caption_verdicts,
-    evaluate,
-    markdown_table,
-    parse_claims,
-    reduced_claims,
-)
+from galu.claims import evaluate, parse_claims, reduced_claims
+from galu.claims_text import caption_reductions, caption_verdicts, markdown_table
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst

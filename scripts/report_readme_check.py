@@ -6,9 +6,9 @@ galu.precision)."""
 import sys
 from pathlib import Path
 
-from galu.claims import QUICK_MARKERS, describe_differences, readme_differences
 from galu.provenance import log_to_file
 from galu.publish import PAPER_MARKERS, paper_section
+from galu.readme_sections import QUICK_MARKERS, describe_differences, readme_differences
 from galu.scales import QUICK
 
 log_to_file(snakemake.log[0])

@@ -7,18 +7,10 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from galu.claims import (
-    README_END,
-    README_START,
-    caption_path,
-    caption_verdicts,
-    evaluate,
-    markdown_table,
-    parse_claims,
-    readme_with_section,
-    source_stage,
-)
+from galu.claims import evaluate, parse_claims, source_stage
+from galu.claims_text import caption_path, caption_verdicts, markdown_table
 from galu.config import load_yaml
+from galu.readme_sections import README_END, README_START, readme_with_section
 
 from conftest import REPO
 

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from galu.claims import evaluate, parse_claims, summary_line
+from galu.claims import evaluate, parse_claims
+from galu.claims_text import summary_line
 from galu.landing import landing_html, landing_page
 
 BASE = {"paper": "galu", "statement": "s", "source": "results/t.csv", "reduce": "mean"}

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from galu.claims import README_END, README_START, readme_differences
 from galu.precision import differing_lines, display_step, format_measured, lines_agree
 from galu.publish import NO_PUBLICATION, PAPER_MARKERS
+from galu.readme_sections import README_END, README_START, readme_differences
 
 
 @pytest.mark.parametrize(

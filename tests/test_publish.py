@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from galu.audit import audit_tree
-from galu.claims import QUICK_MARKERS, readme_section
 from galu.cli import main
 from galu.provenance import Run
 from galu.publish import (
@@ -20,6 +19,7 @@ from galu.publish import (
     publish,
     run_times,
 )
+from galu.readme_sections import QUICK_MARKERS, readme_section
 
 
 def _fake_run(scale: str = "paper-cpu") -> None:

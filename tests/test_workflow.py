@@ -12,7 +12,7 @@ import zipfile
 import pandas as pd
 import pytest
 
-from galu.claims import caption_path, summary_line
+from galu.claims_text import caption_path, summary_line
 from galu.tables import CONTRACTS_DIR, contracts, table_problems
 
 from conftest import REPO, run, tool

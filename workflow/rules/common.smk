@@ -5,7 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from galu.claims import caption_path, reduced_claims
+from galu.claims import reduced_claims
+from galu.claims_text import caption_path
 from galu.closure import CodeScanner
 from galu.config import ConfigError, load_yaml, validate_files
 from galu.consistency import check_consistency
