@@ -35,7 +35,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from galu.device import describe, resolve_device
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, build_mlp
-from galu.normalization.stacked import StackedMLP, member_losses
+from galu.normalization.stacked import StackedMLP, member_cross_entropy
 from galu.normalization.training import train_epoch
 
 # Stated fp32 peaks (FLOP/s) of known devices: dense, without tensor cores (torch keeps
@@ -104,7 +104,7 @@ def stacked_epoch(
     order = torch.randperm(len(data.y_train), device=data.y_train.device)
     for start in range(0, len(order) - batch + 1, batch):
         idx = order[start : start + batch]
-        losses = member_losses(model(data.x_train[idx]), data.y_train[idx])
+        losses = member_cross_entropy(model(data.x_train[idx]), data.y_train[idx])
         opt.zero_grad(set_to_none=True)
         (lrs * losses).sum().backward()
         opt.step()

@@ -27,6 +27,8 @@ from galu.closure import CodeScanner, changed_files
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 from galu.publish import described_path, publication_scale, published_copy
 
+# The code scanner's parse cache, shared by the workflow parse, the audit and the report.
+CODE_CACHE = ".snakemake/galu/code-cache.json"
 DEFAULT_FOLDERS = ("results", "figures", "data/processed", "data/raw", "published")
 # Set aside by the data stage (a rejected file, a partial download): never used as inputs.
 IGNORED_SUFFIXES = (".rejected", ".part")
@@ -34,7 +36,6 @@ IGNORED_SUFFIXES = (".rejected", ".part")
 STALE = "stale:"
 STALE_INPUT = f"{STALE} its input"
 # The workflow's parse cache of module hashes (workflow/rules/common.smk), read for speed.
-CODE_CACHE = ".snakemake/galu/code-cache.json"
 
 
 def code_scanner(root: Path) -> CodeScanner:

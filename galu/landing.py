@@ -33,7 +33,7 @@ from galu.scales import OutputRoot, output_root
 LANDING_PAGE = "results/captions/index.rst"
 ORDER = {"fail": 0, "not_run": 1, "pass": 2}
 ROLES = {"pass": "passed", "fail": "failed", "not_run": "notrun"}
-STYLE = (
+PAGE_CSS = (
     "<style>.passed{color:#1a7f37;font-weight:bold}"
     ".failed{color:#cf222e;font-weight:bold}"
     ".notrun{color:#9a6700;font-weight:bold}"
@@ -106,7 +106,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
     lines = ["{% raw %}", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
     lines += [".. role:: passed", ".. role:: failed", ".. role:: notrun", ""]
-    lines += [".. raw:: html", "", f"   {STYLE}", ""]
+    lines += [".. raw:: html", "", f"   {PAGE_CSS}", ""]
     lines += [
         f"Every claim of the three papers (``workflow/claims.yaml``), checked on this run's"
         f" CSVs at the **{scale}** scale. Failures and claims not run come first; each row"

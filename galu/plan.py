@@ -165,7 +165,7 @@ def job_request(
     return declared_runtime(prediction, config), mem_request(prediction)
 
 
-def preflight(
+def cost_preflight(
     model: CostModel,
     config: Mapping[str, Any],
     planned: Iterable[tuple[str, Mapping[str, str], int | None]],

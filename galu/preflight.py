@@ -47,7 +47,7 @@ CHECKED_CACHE = Path(".snakemake/galu/checked.json")
 
 
 @dataclass(frozen=True)
-class Finding:
+class DataFinding:
     """A dataset file that failed its check, and what the pre-flight did about it."""
 
     path: str
@@ -119,7 +119,7 @@ def _screen(
     problem_of: Callable[[Path], str | None],
     remedy: str,
     repair: Callable[[Path, Any], tuple[str, bool]],
-) -> Iterator[Finding]:
+) -> Iterator[DataFinding]:
     """Check each ``(path, expected sha256, item)`` of ``files`` not known to have passed
     with these bytes (``problem_of(path)`` is None when it passes). A failure is set aside,
     then ``repair(path, item)`` says what else it did and whether to stop checking ``files``;
@@ -134,16 +134,16 @@ def _screen(
         rel = path.relative_to(root).as_posix()
         if dry_run:
             action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
-            yield Finding(rel, problem, action)
+            yield DataFinding(rel, problem, action)
             continue
         moved = _set_aside(path).relative_to(root).as_posix()
         then, stop = repair(path, item)
-        yield Finding(rel, problem, f"moved it to {moved}{then}")
+        yield DataFinding(rel, problem, f"moved it to {moved}{then}")
         if stop:
             return
 
 
-def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
     arrays = sorted((root / "data" / "processed").glob("*.npz"))
     files = ((npz, recorded_sha256(npz), None) for npz in arrays)
     rebuilt = "; this run rebuilds it from the verified raw archives"
@@ -204,7 +204,7 @@ def _refetch(root: Path, manifest: Path) -> str:
     )
 
 
-def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
     def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool]:
         source = _restore(entry, path)
         if source is not None:
@@ -278,7 +278,7 @@ def _stale_input(
     return None
 
 
-def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Finding]:
+def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
     """Every intermediate result against its sidecar, as the audit checks it; a failure is
     set aside (with its sidecar) so that its job remakes it before anything reads it."""
     current: dict[str, str] = {}
@@ -310,10 +310,10 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Fin
                 if item.exists():
                     _set_aside(item)
             action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
-        yield Finding(rel, problem, action)
+        yield DataFinding(rel, problem, action)
 
 
-def _check_temporaries(root: Path, dry_run: bool) -> Iterator[Finding]:
+def _check_temporaries(root: Path, dry_run: bool) -> Iterator[DataFinding]:
     """Hidden ``.<name>.<random>.tmp`` files: what a job killed in the middle of an atomic
     write leaves behind (never an output: only a rename gives a file its final name)."""
     for folder in ("results", "figures", "data"):
@@ -326,10 +326,10 @@ def _check_temporaries(root: Path, dry_run: bool) -> Iterator[Finding]:
                 if not dry_run:
                     tmp.unlink(missing_ok=True)
                 action = "a real run deletes it" if dry_run else "deleted it"
-                yield Finding(rel, "left by a job killed while writing", action)
+                yield DataFinding(rel, "left by a job killed while writing", action)
 
 
-def preflight(root: str | Path = ".", dry_run: bool = False) -> list[Finding]:
+def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding]:
     """Find (and unless ``dry_run`` set aside) raw archives and processed arrays that fail,
     and delete the temporary files of killed jobs.
 
@@ -340,7 +340,7 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[Finding]:
     if lock_held(root):
         return []
     checked = _Checked(root)
-    findings: list[Finding] = []
+    findings: list[DataFinding] = []
     try:
         for check in (
             _check_temporaries(root, dry_run),
@@ -352,12 +352,12 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[Finding]:
         checked.save()
     except OSError as error:  # e.g. a read-only data folder, or a file another run moved
         problem = f"the data pre-flight could not finish ({error})"
-        findings.append(Finding(str(error.filename or "data"), problem, "jobs verify on use"))
+        findings.append(DataFinding(str(error.filename or "data"), problem, "jobs verify on use"))
     return findings
 
 
 def announce(
-    findings: Iterable[Finding], emit: Callable[[str], None], root: Path, record: bool = True
+    findings: Iterable[DataFinding], emit: Callable[[str], None], root: Path, record: bool = True
 ) -> None:
     """Send each finding to ``emit`` and, when ``record``, append it to ``logs/integrity.log``
     under ``root`` (a dry run passes ``record=False``: it writes nothing)."""

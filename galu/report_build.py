@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from galu.audit import CODE_CACHE
 from galu.closure import CodeScanner
 from galu.provenance import Run
 
 BUILD_DIR = Path(".snakemake/galu/report-build")
-CODE_CACHE = ".snakemake/galu/code-cache.json"
 MODULE = "galu/report_build.py"
 REPORT = Path("results/report.zip")
 
@@ -31,7 +31,7 @@ def build_path(root: str | Path = ".") -> Path:
     return built
 
 
-def publish(
+def install_report(
     built: str | Path, inputs: Iterable[str | os.PathLike[str]], final: str | Path = REPORT
 ) -> Path:
     """Rename the finished ``built`` archive over ``final`` and write its sidecar (recording

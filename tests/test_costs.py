@@ -11,7 +11,7 @@ import pytest
 from galu.costfit import MEASUREMENTS, fit_constants, measured_jobs, misses, ratios, read_benchmarks
 from galu.costs import CONSTANTS, CostModel
 from galu.jobs import workflow_jobs
-from galu.plan import job_request, make_plan, preflight, problems
+from galu.plan import cost_preflight, job_request, make_plan, problems
 from galu.runconfig import run_config
 
 from conftest import REPO, run, tool
@@ -127,7 +127,7 @@ def test_plan_totals_and_problems(model):
     overrides = ["memorization.underparam.runtime_min=1", "memorization.underparam.steps=100000"]
     short = run_config(REPO, overrides=overrides)
     job = ("memorization_underparam", {}, 1)
-    _, warnings = preflight(model, short, [job], mem_gb=1000)
+    _, warnings = cost_preflight(model, short, [job], mem_gb=1000)
     assert len(warnings) == 1 and "declared runtime of 1 min" in warnings[0]
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from galu.audit import audit_tree
 from galu.provenance import Run
-from galu.report_build import build_path, publish
+from galu.report_build import build_path, install_report
 
 
 def test_report_is_renamed_into_place_with_a_sidecar_and_audited(tmp_path, monkeypatch):
@@ -14,7 +14,9 @@ def test_report_is_renamed_into_place_with_a_sidecar_and_audited(tmp_path, monke
     built = build_path(tmp_path)
     assert built.parent.is_dir() and not built.exists()
     built.write_bytes(b"PK archive")
-    final = publish(built, ["results/claims.csv", "results/absent.csv"], "results/report.zip")
+    final = install_report(
+        built, ["results/claims.csv", "results/absent.csv"], "results/report.zip"
+    )
     assert final.read_bytes() == b"PK archive" and not built.exists()
     assert audit_tree(".", ["results"]) == []
     final.write_bytes(b"PK trunc")  # a report changed after it was written is named
@@ -28,5 +30,5 @@ def test_a_build_that_left_nothing_keeps_the_previous_report(tmp_path, monkeypat
     previous.parent.mkdir()
     previous.write_bytes(b"old")
     with pytest.raises(FileNotFoundError, match="left no archive"):
-        publish(build_path(tmp_path), [], previous)
+        install_report(build_path(tmp_path), [], previous)
     assert previous.read_bytes() == b"old"

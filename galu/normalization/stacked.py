@@ -150,7 +150,7 @@ class StackedMLP(nn.Module):
                     norm.running_var.copy_(getattr(self, f"running_var{i}")[e])
 
 
-def member_losses(logits: Tensor, target: Tensor) -> Tensor:
+def member_cross_entropy(logits: Tensor, target: Tensor) -> Tensor:
     """Mean cross-entropy of each member, ``(E,)``: logits ``(E, B, C)``, classes ``(B,)``
     shared or ``(E, B)``."""
     members, batch, classes = logits.shape
@@ -169,7 +169,7 @@ def evaluate_members(model: StackedMLP, x: Tensor, y: Tensor) -> tuple[Tensor, T
     for start in range(0, len(y), EVAL_BATCH):
         logits = model(x[start : start + EVAL_BATCH])
         target = y[start : start + EVAL_BATCH]
-        loss += member_losses(logits, target).double() * len(target)
+        loss += member_cross_entropy(logits, target).double() * len(target)
         wrong += (logits.argmax(dim=2) != target).sum(dim=1)
     model.train(was_training)
     return loss / len(y), wrong.double() / len(y)
@@ -208,7 +208,7 @@ def _train_epoch(
     model.train()
     for start in range(0, n - batch + 1, batch):
         idx = order[..., start : start + batch]
-        losses = member_losses(model(data.x_train[idx]), data.y_train[idx])
+        losses = member_cross_entropy(model(data.x_train[idx]), data.y_train[idx])
         opt.zero_grad(set_to_none=True)
         (lrs * losses).sum().backward()
         opt.step()

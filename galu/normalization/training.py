@@ -42,7 +42,7 @@ class TrainSettings:
 
 
 @torch.inference_mode()
-def evaluate(model: nn.Module, x: Tensor, y: Tensor) -> tuple[float, float]:
+def loss_and_error(model: nn.Module, x: Tensor, y: Tensor) -> tuple[float, float]:
     """Mean cross-entropy and error rate of ``model`` (in eval mode) on ``(x, y)``."""
     was_training = model.training
     model.eval()
@@ -57,8 +57,8 @@ def evaluate(model: nn.Module, x: Tensor, y: Tensor) -> tuple[float, float]:
 
 
 def _epoch_row(epoch: int, model: nn.Module, data: TensorData) -> dict[str, float]:
-    train_loss, train_error = evaluate(model, data.x_train, data.y_train)
-    test_loss, test_error = evaluate(model, data.x_test, data.y_test)
+    train_loss, train_error = loss_and_error(model, data.x_train, data.y_train)
+    test_loss, test_error = loss_and_error(model, data.x_test, data.y_test)
     return {
         "epoch": epoch,
         "train_loss": train_loss,

@@ -7,6 +7,7 @@ import yaml
 
 from galu.claims import reduced_claims
 from galu.claims_text import caption_path
+from galu.audit import CODE_CACHE
 from galu.closure import CodeScanner
 from galu.config import ConfigError, load_yaml, validate_files
 from galu.consistency import check_consistency
@@ -14,12 +15,12 @@ from galu.costs import CostModel
 from galu.lastgood import restore_missing
 from galu.lastgood import snapshot as snapshot_outputs
 from galu.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
-from galu.plan import preflight as cost_preflight
+from galu.plan import cost_preflight
 from galu.preflight import announce, preflight
 from galu.profiles import check_placeholders
 from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
-from galu.report_build import publish as publish_report
+from galu.report_build import install_report
 from galu.scales import scaled, unscaled
 from galu.sitekeys import site_device
 
@@ -227,7 +228,7 @@ onerror:
 # the jobs whose code changed (and, through their outputs, their dependants), locally and on
 # a cluster alike; the job's provenance sidecar records it and `galu audit` compares it with
 # the tree. Parses are cached by file content in .snakemake/galu/code-cache.json.
-CODE = CodeScanner(workflow.basedir, cache=".snakemake/galu/code-cache.json")
+CODE = CodeScanner(workflow.basedir, cache=CODE_CACHE)
 
 
 def track_code(rules):
