@@ -105,13 +105,14 @@ def test_shared_and_per_member_inputs_agree() -> None:
 
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 def test_readout_product_gradients_are_bit_identical_to_bmm(dtype: torch.dtype) -> None:
-    # The single-output backward is a broadcast product; it must give autograd's bmm
-    # numbers exactly, signed zeros included (zero readouts of padded units, zero errors).
+    # The single-output backward of wide ensembles is a broadcast product; it must give
+    # autograd's bmm numbers exactly, signed zeros included (zero readouts of padded
+    # units, zero errors).
     gen = torch.Generator().manual_seed(4)
-    h = torch.randn(5, 33, 12, generator=gen, dtype=dtype)
-    readout = torch.randn(5, 12, 1, generator=gen, dtype=dtype)
+    h = torch.randn(9, 33, 12, generator=gen, dtype=dtype)
+    readout = torch.randn(9, 12, 1, generator=gen, dtype=dtype)
     readout[:, 8:] = 0.0
-    grad = torch.randn(5, 33, 1, generator=gen, dtype=dtype)
+    grad = torch.randn(9, 33, 1, generator=gen, dtype=dtype)
     grad[:, :4], grad[:, 4:8] = 0.0, -0.0
     grads = []
     for product in (torch.bmm, readout_product):
