@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from galu.ensembles.networks import GaLUNet, ReLUNet, make_model
+from galu.ensembles.networks import GaLUNet, ReLUNet, make_model, readout_product
 from galu.seeding import derive_seed
 
 F64 = torch.float64
@@ -101,6 +101,27 @@ def test_shared_and_per_member_inputs_agree() -> None:
     net = ReLUNet(3, [2, 3], [0, 1], dtype=F64)
     x = _inputs((4, 3))
     torch.testing.assert_close(net(x), net(x.expand(2, 4, 3)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_readout_product_gradients_are_bit_identical_to_bmm(dtype: torch.dtype) -> None:
+    # The single-output backward of wide ensembles is a broadcast product; it must give
+    # autograd's bmm numbers exactly, signed zeros included (zero readouts of padded
+    # units, zero errors).
+    gen = torch.Generator().manual_seed(4)
+    h = torch.randn(9, 33, 12, generator=gen, dtype=dtype)
+    readout = torch.randn(9, 12, 1, generator=gen, dtype=dtype)
+    readout[:, 8:] = 0.0
+    grad = torch.randn(9, 33, 1, generator=gen, dtype=dtype)
+    grad[:, :4], grad[:, 4:8] = 0.0, -0.0
+    grads = []
+    for product in (torch.bmm, readout_product):
+        leaves = (h.clone().requires_grad_(), readout.clone().requires_grad_())
+        product(*leaves).backward(grad)
+        grads.append([leaf.grad for leaf in leaves])
+    for ours, reference in zip(grads[1], grads[0], strict=True):
+        assert torch.equal(ours, reference)
+        assert torch.equal(ours.signbit(), reference.signbit())
 
 
 def test_initialization_is_he_for_weights_and_fan_in_for_readout() -> None:

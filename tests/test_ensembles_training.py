@@ -3,11 +3,14 @@ members alone."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from galu.ensembles import training
 from galu.ensembles.networks import make_model
 from galu.ensembles.training import (
     EnsembleSettings,
@@ -144,6 +147,41 @@ def test_shared_data_equals_per_member_copies() -> None:
         settings,
     )
     np.testing.assert_allclose(shared.history_loss, copies.history_loss, rtol=1e-12)
+
+
+def _one_op_at_a_time(net: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """The network's forward from the raw rows: mask and augment the input, gate, mask
+    the units, read out; the order of operations before inputs were encoded."""
+    h = net.hidden(net.prepare(x)) * net.mask[:, None, :]
+    return (torch.bmm(h, net.readout) + net.out_bias[:, None, :]) * net.out_mask[:, None, :]
+
+
+def _not_encoded(net: torch.nn.Module, model: torch.nn.Module, x, y, members: int) -> tuple:
+    """Stand-in for training._encoded: raw rows through :func:`_one_op_at_a_time`."""
+    return x, y, functools.partial(_one_op_at_a_time, net)
+
+
+@pytest.mark.parametrize("kind", ["relu", "galu"])
+@pytest.mark.parametrize("shared", [True, False])
+def test_encoded_data_train_bit_for_bit_like_the_plain_forward(
+    kind: str, shared: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The trainer samples rows of model.encode(x) (GaLU: input and gates, computed once);
+    # in float32, where rounding shows, it must take exactly the steps of model(rows of x).
+    x, y = (t.float() for t in _data(9, 40, 5, seed=3))
+    y = torch.cat([y, y.square()], dim=-1)  # two outputs: the readout's GEMM backward
+    x, y = (x[0], y[0]) if shared else (x, y)
+    settings = EnsembleSettings(steps=25, lr=0.01, batch_size=8, record_every=1)
+    runs = []
+    for encoded in (True, False):
+        widths, in_dims = [3, 7, 5] * 3, [5, 3, 4] * 3
+        net = make_model(kind, 5, widths, list(range(9)), 2, bias=True, in_dims=in_dims)
+        if not encoded:
+            monkeypatch.setattr(training, "_encoded", functools.partial(_not_encoded, net))
+        result = train_ensemble(net, mse_loss, x, y, list(range(9)), settings)
+        runs.append([result.history_loss, *(p.detach().numpy() for p in net.parameters())])
+    for ours, plain in zip(*runs, strict=True):
+        assert ours.tobytes() == plain.tobytes()
 
 
 def test_a_diverging_member_is_recorded_and_the_others_train_on() -> None:

@@ -35,6 +35,9 @@ OPTIMIZERS = ("adam", "sgd")
 # Indices drawn per refill of the minibatch sampler: large enough that the per-member
 # Python loop runs rarely, small enough to stay a few tens of MB.
 _SAMPLER_CHUNK = 1 << 20
+# Largest encoded data set (elements) kept for training when it is larger than the data
+# itself (512 MiB in float32); beyond it the model's plain forward runs at every step.
+_ENCODED_LIMIT = 1 << 27
 
 
 def mse_loss(output: Tensor, target: Tensor) -> Tensor:
@@ -326,6 +329,30 @@ def _batch_source(
     return take
 
 
+def _encoded(
+    model: nn.Module, x: Tensor, y: Tensor, members: int
+) -> tuple[Tensor, Tensor, Callable[[Tensor], Tensor]]:
+    """The data the steps sample and the forward that takes them.
+
+    A model with ``encode`` and ``forward_encoded`` (see
+    :meth:`galu.ensembles.networks.OneHiddenLayer.encode`) has its parameter-free,
+    row-wise work done once here; ``forward_encoded`` of sampled rows then computes
+    exactly what ``forward`` of the same rows would. Shared labels are copied per member
+    when the encoding is per member (the GaLU gates are).
+    """
+    encode, forward = getattr(model, "encode", None), getattr(model, "forward_encoded", None)
+    if encode is None or forward is None:
+        return x, y, model
+    with torch.no_grad():
+        size = encode(x[..., :1, :]).numel() * x.shape[-2]
+        if size > max(x.numel(), _ENCODED_LIMIT):
+            return x, y, model
+        z = encode(x)
+    if z.dim() == 3 and x.dim() == 2:
+        y = y.expand(members, *y.shape).contiguous()
+    return z, y, forward
+
+
 def _final_losses(
     model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, counts: list[int]
 ) -> Tensor:
@@ -369,7 +396,8 @@ def train_ensemble(
     x, y = x.to(device), y.to(device)
     shared = _check_data(x, y, members)
     counts = _sample_counts(x.shape[0] if shared else x.shape[1], n_samples, members)
-    next_batch = _batch_source(x, y, shared, counts, seeds, settings)
+    z, z_y, forward = _encoded(model, x, y, members)
+    next_batch = _batch_source(z, z_y, _check_data(z, z_y, members), counts, seeds, settings)
     optimizer = _optimizer([p for p in model.parameters() if p.requires_grad], settings)
     diverged = torch.full((members,), -1, dtype=torch.long, device=device)
     history: list[Tensor] = []
@@ -377,7 +405,7 @@ def train_ensemble(
     bar = tqdm(total=settings.steps, disable=not settings.progress, desc=settings.description)
     for step in range(settings.steps):
         xb, yb = next_batch()
-        losses = loss_fn(model(xb), yb)
+        losses = loss_fn(forward(xb), yb)
         if step == 0 and losses.shape != (members,):
             raise ValueError(f"loss_fn must return shape ({members},), got {tuple(losses.shape)}")
         # Sync-free divergence bookkeeping: a member's first non-finite loss marks it, and
