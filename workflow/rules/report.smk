@@ -113,7 +113,7 @@ onsuccess:
         )
         # Snakemake stores the members with mode 0600: unpacked, others could not read them.
         normalize_zip_modes(built)
-        publish_report(
+        install_report(
             built,
             [rules.claims.output.csv, *rules.claims.output.captions],
             out(REPORT.as_posix()),
