@@ -137,23 +137,16 @@ rule scm_schedules:
         "../../scripts/scm_schedules.py"
 
 
-def scm_runs(*settings):
-    """The figure tables of ``settings``' runs: ``<setting>_ode`` and ``<setting>_sim``, each
-    with the function that computed it."""
-    made_by = {
-        "ode": ["galu.scm.experiments.ode_table"],
-        "sim": ["galu.scm.experiments.simulation_table"],
-    }
-    return {
-        f"{name}_{source}": (
-            SCM_RUN.format(setting=name, source=source),
-            made_by[source],
-        )
-        for name in settings
-        for source in ("ode", "sim")
-    }
-
-
+# Each per-setting run table (figure table name -> (path, the function that computed it)).
+SCM_MADE_BY = {
+    "ode": ["galu.scm.experiments.ode_table"],
+    "sim": ["galu.scm.experiments.simulation_table"],
+}
+SCM_RUN_TABLES = {
+    f"{name}_{source}": (SCM_RUN.format(setting=name, source=source), made_by)
+    for name in SCM_SETTINGS
+    for source, made_by in SCM_MADE_BY.items()
+}
 SCM_STABILITY = {
     "stability": (
         rules.scm_stability.output.csv,
@@ -161,16 +154,13 @@ SCM_STABILITY = {
     )
 }
 SCM_SCHEDULE_TABLES = ["galu.scm.schedules.schedule_experiment"]
-
-
-def scm_committee(subcategory, *settings):
-    """The figure table's entry of a committee figure (galu.scm.figures.draw_committee): one
-    row per setting, the plateau from stability.csv."""
-    return dict(
-        subcategory=subcategory,
-        tables={**scm_runs(*settings), **SCM_STABILITY},
-        draw={"settings": list(settings)},
-    )
+# The committee figures (galu.scm.figures.draw_committee): subcategory, and the settings
+# drawn, one row each, with the plateau from stability.csv.
+SCM_COMMITTEES = {
+    "relu_k2m2": ("K = M = 2 (Fig. 2)", ["relu_k2m2"]),
+    "k3m2": ("K = 3, M = 2 (Fig. 3)", ["relu_k3m2", "erf_k3m2"]),
+    "relu_k2m3": ("K = 2, M = 3 (Fig. 4)", ["relu_k2m3"]),
+}
 
 
 # The stage's figures: name -> subcategory in the report; tables: the tables it reads (name ->
@@ -181,12 +171,30 @@ def scm_committee(subcategory, *settings):
 SCM_FIGURES = {
     "perceptron": dict(
         subcategory="K = M = 1 (Fig. 1)",
-        tables={**scm_runs("perceptron"), **SCM_STABILITY},
+        tables={
+            **{
+                f"perceptron_{s}": SCM_RUN_TABLES[f"perceptron_{s}"]
+                for s in SCM_MADE_BY
+            },
+            **SCM_STABILITY,
+        },
         draw={},
     ),
-    "relu_k2m2": scm_committee("K = M = 2 (Fig. 2)", "relu_k2m2"),
-    "k3m2": scm_committee("K = 3, M = 2 (Fig. 3)", "relu_k3m2", "erf_k3m2"),
-    "relu_k2m3": scm_committee("K = 2, M = 3 (Fig. 4)", "relu_k2m3"),
+    **{
+        figure: dict(
+            subcategory=subcategory,
+            tables={
+                **{
+                    f"{name}_{s}": SCM_RUN_TABLES[f"{name}_{s}"]
+                    for name in settings
+                    for s in SCM_MADE_BY
+                },
+                **SCM_STABILITY,
+            },
+            draw={"settings": settings},
+        )
+        for figure, (subcategory, settings) in SCM_COMMITTEES.items()
+    },
     "schedules": dict(
         subcategory="Learning-rate schedules (ours)",
         tables={
