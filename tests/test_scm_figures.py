@@ -201,8 +201,14 @@ def test_every_figure_has_a_drawing_function_and_names_functions_that_exist():
     function in DRAW; the functions the table and the captions name exist, and each caption
     names its figure's drawing function."""
     rules = (REPO / "workflow/rules/scm.smk").read_text()
-    table = rules[rules.index("SCM_FIGURES = {") : rules.index("\nfor scm_name")]
-    names = re.findall(r'^    "(\w+)": ', table, flags=re.M)
+
+    def keys(table: str) -> list[str]:
+        text = rules[rules.index(f"{table} = {{") :]
+        return re.findall(r'^    "(\w+)": ', text[: text.index("\n}\n")], flags=re.M)
+
+    # the committee figures enter the table between the perceptron and the schedules
+    first, *rest = keys("SCM_FIGURES")
+    names = [first, *keys("SCM_COMMITTEES"), *rest]
     assert names == list(SCM_FIGURES) == list(figures.DRAW)
     assert "galu.scm.experiments.stability_table" in functions_named(rules)
     for name in names:
