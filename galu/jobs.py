@@ -12,7 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-STAGE_ORDER = ("data", "memorization", "generalization", "scm", "normalization", "report")
+# The stages a config's `stages` may name (each is one paper's experiments).
+EXPERIMENT_STAGES = ("memorization", "generalization", "scm", "normalization")
+STAGE_ORDER = ("data", *EXPERIMENT_STAGES, "report")
 IMAGE_DATASETS = ("mnist", "fashion_mnist")
 SYNTHETIC_TASKS = ("clusters", "linear", "parity")
 SCM_SETTINGS = ("perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3")

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
+from galu.jobs import EXPERIMENT_STAGES
 from galu.provenance import SIDECAR_SUFFIX, Run, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.snakemake_metadata import read_metadata
@@ -155,6 +156,20 @@ def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
     }
 
 
+def unfinished_stages(files: Iterable[str], stages: Iterable[str] | None) -> dict[str, int]:
+    """Stage -> how many of ``files`` (contract paths) belong to a stage the run's claims did
+    not cover: finished jobs of a stage still running, kept so that a resume need not redo
+    them."""
+    covered = set(stages or ())
+    counts: dict[str, int] = {}
+    for path in files:
+        parts = PurePosixPath(path).parts
+        stage = parts[1] if len(parts) > 2 else ""
+        if stages is not None and stage in EXPERIMENT_STAGES and stage not in covered:
+            counts[stage] = counts.get(stage, 0) + 1
+    return counts
+
+
 def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, Any]:
     """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
     return its manifest. Raises PublishError for the quick scale (the README's first section
@@ -188,6 +203,7 @@ def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, An
         shutil.copy2(sidecar_path(source), sidecar_path(dest))
         copied.append(contract)
     record = json.loads(sidecar_path(claims).read_text())
+    stages = (record.get("params") or {}).get("stages")
     git = record.get("git") or {}
     manifest = {
         "scale": scale,
@@ -196,7 +212,8 @@ def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, An
         "machine": machine,
         "device": record.get("device"),
         "configfiles": configfiles,
-        "stages": (record.get("params") or {}).get("stages"),
+        "stages": stages,
+        "unfinished_stages": unfinished_stages(copied, stages),
         "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
         **{k: round(v, 2) for k, v in run_times(_sidecars(Path(f"results/{scale}"))).items()},
         "files": copied,
@@ -241,6 +258,13 @@ def _publication_lines(folder: Path) -> list[str]:
         lines += [
             f"Stages run: {', '.join(manifest['stages'])} (configuration key `stages`; the"
             " claims of any other stage are not_run).",
+            "",
+        ]
+    if manifest.get("unfinished_stages"):
+        kept = ", ".join(f"{n} of {s}" for s, n in manifest["unfinished_stages"].items())
+        lines += [
+            f"Also kept, for `galu resume`: the tables of finished jobs of stages still running"
+            f" ({kept}); no claim reads them yet.",
             "",
         ]
     if manifest.get("reductions"):

@@ -147,12 +147,18 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert paper_section(".").startswith("No run at the paper level is published yet")
     _fake_run()
+    # a finished job of a stage the claims do not cover yet
+    Run("generalization_synthetic").write_csv(
+        pd.DataFrame({"err": [0.1]}), "results/paper-cpu/generalization/runs/parity.csv"
+    )
     publish("paper-cpu", configfiles=["c.yaml"], machine="m1")
     manifest = json.loads(Path("published/paper-cpu/publication.json").read_text())
     section = paper_section(".")
     assert f"commit `{manifest['commit']}`" in section and "machine: m1" in section
     assert "configuration `c.yaml`" in section and "- N = 1,000" in section
     assert "Stages run: scm, normalization (configuration key `stages`" in section
+    assert manifest["unfinished_stages"] == {"generalization": 1}
+    assert "stages still running (1 of generalization); no claim reads them yet" in section
     assert "Claims checked at the **paper-cpu** scale: 1 pass." in section
     # README with both sections: stale until `galu readme --update`, then current.
     Path("claims.md").write_text("Claims checked at the **quick** scale: 1 pass.\n")
