@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from galu.atomic import atomic_write_bytes
+from galu.atomic import atomic_path, atomic_write_bytes
 from galu.provenance import (
     recorded_sha256,
     seal_problem,
@@ -169,12 +169,10 @@ def resume(scale: str, root: str | os.PathLike[str] = ".") -> Resumed:
         )
     now = time.time()
     for contract, target in to_copy:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for source, dest in ((folder / contract, target), (sidecar_path(folder / contract), None)):
-            dest = dest or sidecar_path(target)
-            temporary = dest.with_name(f".{dest.name}.resume.tmp")
-            shutil.copyfile(source, temporary)
-            os.replace(temporary, dest)
+        source = folder / contract
+        for src, dest in ((source, target), (sidecar_path(source), sidecar_path(target))):
+            with atomic_path(dest) as temporary:
+                shutil.copyfile(src, temporary)
     for _, target in to_copy + same:
         for path in (target, sidecar_path(target)):
             os.utime(path, (now, now))  # one instant: no restored file older than another
