@@ -327,7 +327,14 @@ def _data(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from galu.costs import CONSTANTS, CostModel
-    from galu.plan import format_problems, machine_memory_gb, make_plan, problems, table
+    from galu.plan import (
+        format_problems,
+        machine_memory_gb,
+        make_plan,
+        problems,
+        speed_line,
+        table,
+    )
     from galu.runconfig import run_config
 
     root = _checkout(args.root)
@@ -336,10 +343,14 @@ def _plan(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} must be at least {1 if name == 'cores' else 0}")
     if args.mem_gb is not None and args.mem_gb <= 0:
         raise UsageError("--mem-gb must be positive, e.g. --mem-gb 16")
+    if not args.speed > 0:
+        raise UsageError("--speed must be positive, e.g. --speed 1.2 for cores 1.2x as fast")
     config = run_config(root, args.configfile, args.config)
-    plan = make_plan(config, CostModel.load(root / CONSTANTS), args.cores, args.gpus)
+    model = CostModel.load(root / CONSTANTS)
+    plan = make_plan(config, model, args.cores, args.gpus, args.speed)
     files = " ".join(args.configfile) or "config/config.yaml"
     print(f"plan for scale {config['scale']!r} ({files}):")
+    print(speed_line(model, args.speed))
     print("\n".join(table(plan)))
     mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
     errors, warnings = problems(plan, mem_gb)
@@ -443,6 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     plan.add_argument("--cores", type=int, default=2, help="CPU cores to run on (default: 2)")
     plan.add_argument("--gpus", type=int, default=0, help="GPUs to run on (default: 0)")
+    plan.add_argument(
+        "--speed", type=float, default=1.0, metavar="FACTOR",
+        help="how many times faster this machine's cores are than the reference machine's"
+        " (default: 1). The plan prints the factors fitted for the machines measured so far;"
+        " `python workflow/costs/fit.py --add RUN_DIR --run NAME --machine NAME` fits yours"
+        " from a finished run's benchmarks (e.g. the quick run's)",
+    )  # fmt: skip
     plan.add_argument(
         "--mem-gb", type=float, default=None,
         help="memory of the machine in GB (default: this machine's)",

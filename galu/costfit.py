@@ -9,6 +9,12 @@ the machine. The model is fitted to ``cpu_time``: the core-seconds a job needs, 
 machines we measure on (shared by several people) inflate far less than the wall time.
 Each job's sizes are recomputed from the configuration, so a changed formula is refitted
 without measuring again (``workflow/costs/fit.py``).
+
+Machines differ in speed. The constants are for the reference machine
+(:data:`REFERENCE_MACHINE`, where the quick run was measured); every other machine of the
+measurements gets one fitted speed factor (its jobs' core-seconds times the factor are the
+reference machine's), stored under ``machines`` in the constants file. ``galu plan --speed``
+applies such a factor to a plan.
 """
 
 from __future__ import annotations
@@ -33,13 +39,15 @@ MEASUREMENTS = "workflow/costs/measurements.tsv"
 COLUMNS = ["run", "configfiles", "benchmark", "s", "cpu_time", "max_rss", "machine"]
 # Runs measured while the machine was loaded far beyond its cores (load average ~10 on 2):
 # their CPU times are noisier (shared caches and memory bandwidth), so they count less.
-RUN_WEIGHTS = {"paper-smoke": 0.3, "paper-smoke-2": 0.3}
+RUN_WEIGHTS = {"paper-smoke": 0.3, "paper-smoke-2": 0.3, "paper-cpu": 0.5}
 # CPU times below this are below the benchmark's resolution (a job that only links files).
 MIN_SECONDS = 0.1
 # The assumed GPU speed-up over one CPU core: no GPU measurement is stored yet (see
 # galu.costs). A placeholder for an honest "unknown", kept in the constants file so that a
 # measured value replaces it there.
 ASSUMED_GPU_SPEEDUP = 20.0
+# The machine whose core-seconds the constants predict; its speed factor is 1 by definition.
+REFERENCE_MACHINE = "2-core VM"
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,13 @@ class Measured:
     sizes: Sizes
     seconds: float
     rss_mb: float
+    machine: str = REFERENCE_MACHINE
+
+
+def machine_name(label: str) -> str:
+    """The machine of a measurement's ``machine`` label: a note in parentheses about the
+    load it ran under (e.g. ``(load ~10)``) is not another machine."""
+    return label.split(" (")[0].split(",")[0].strip()
 
 
 def read_benchmarks(
@@ -104,7 +119,12 @@ def measured_jobs(root: str | Path, table: pd.DataFrame) -> list[Measured]:
             if job is not None:
                 sizes = job_sizes(job.rule, config, job.wildcards)
                 seconds = max(float(row.cpu_time), MIN_SECONDS)
-                out.append(Measured(run, job, config, sizes, seconds, float(row.max_rss)))
+                out.append(
+                    Measured(
+                        run, job, config, sizes, seconds, float(row.max_rss),
+                        machine_name(str(row.machine)),
+                    )
+                )  # fmt: skip
     return out
 
 
@@ -147,21 +167,47 @@ def _fit(
 
 
 def fit_constants(measured: Iterable[Measured]) -> dict[str, Any]:
-    """Per rule: ``base_s, rate, step_s`` from the wall times and ``base_mb, mem_rate`` from
-    the peak memory (:mod:`galu.costs`), and a default for rules never measured."""
+    """Per rule: ``base_s, rate, step_s`` from the CPU times and ``base_mb, mem_rate`` from
+    the peak memory (:mod:`galu.costs`), a default for rules never measured, and each
+    machine's speed factor relative to :data:`REFERENCE_MACHINE` (``machines``)."""
+    measured = list(measured)
+    # the factors compare each machine with the model fitted to the reference machine alone
+    reference = [m for m in measured if m.machine == REFERENCE_MACHINE]
+    speeds = machine_speeds(CostModel(_fit_rules(reference, {})), measured)
+    return {**_fit_rules(measured, speeds), "machines": speeds}
+
+
+def machine_speeds(model: CostModel, measured: Sequence[Measured]) -> dict[str, float]:
+    """Each machine's speed factor: the median over its jobs of a second or more of the
+    predicted reference core-seconds over the measured ones (the median, so that a few
+    jobs the formulas miss do not move it); the reference machine's is 1."""
+    ratios_by: dict[str, list[float]] = defaultdict(list)
+    for m in measured:
+        if m.seconds >= 1:
+            predicted = model.cpu_seconds(m.job.rule, m.sizes)
+            ratios_by[m.machine].append(predicted / m.seconds)
+    speeds = {name: _round(float(np.median(r))) for name, r in sorted(ratios_by.items())}
+    speeds[REFERENCE_MACHINE] = 1.0
+    return speeds
+
+
+def _fit_rules(measured: Sequence[Measured], speeds: Mapping[str, float]) -> dict[str, Any]:
+    """:func:`fit_constants` with the machines' speed factors given: each job's CPU time is
+    turned into the reference machine's (times its machine's factor) before the fit."""
     by_rule: dict[str, list[Measured]] = defaultdict(list)
     for m in measured:
         by_rule[m.job.rule].append(m)
     # Rules without a formula (plots, collectors) measure the per-job startup: the
     # starting intercept of the others.
     light = [m for ms in by_rule.values() for m in ms if m.sizes == Sizes()]
-    startup_s = float(np.median([m.seconds for m in light])) if light else 1.0
+    reference_s = {id(m): m.seconds * speeds.get(m.machine, 1.0) for m in measured}
+    startup_s = float(np.median([reference_s[id(m)] for m in light])) if light else 1.0
     startup_mb = float(np.median([m.rss_mb for m in light])) if light else 200.0
     rules = {}
     for rule, ms in sorted(by_rule.items()):
         times = np.array([[m.sizes.work, m.sizes.steps] for m in ms])
         weights = np.array([RUN_WEIGHTS.get(m.run, 1.0) for m in ms])
-        seconds = np.array([m.seconds for m in ms])
+        seconds = np.array([reference_s[id(m)] for m in ms])
         base_s, rate, step_s = _fit(times, seconds, startup_s, weights=weights)
         held = np.array([[m.sizes.bytes / 1e6] for m in ms])
         # prior slope 1: the bytes a formula counts are held in memory, one MB per MB
@@ -181,15 +227,16 @@ def _round(x: float) -> float:
 
 
 def ratios(model: CostModel, measured: Iterable[Measured]) -> pd.DataFrame:
-    """Predicted / measured wall time and memory of every measured job (on the CPU: the
-    measurements were made there)."""
+    """Predicted / measured CPU time and memory of every measured job (on the CPU: the
+    measurements were made there), the time predicted for the job's own machine."""
     rows = []
     for m in measured:
         p: Prediction = model.predict(m.job, m.config, gpus=False)
+        seconds = p.seconds / model.speed(m.machine)
         rows.append(
             {
                 "run": m.run, "job": m.job.label, "measured_s": m.seconds,
-                "predicted_s": p.seconds, "time_ratio": p.seconds / m.seconds,
+                "predicted_s": seconds, "time_ratio": seconds / m.seconds,
                 "measured_mb": m.rss_mb, "predicted_mb": p.mem_mb,
                 "mem_ratio": p.mem_mb / max(m.rss_mb, 1.0),
             }

@@ -14,7 +14,9 @@ collectors) cost their constants only. The constants are fitted per rule by
 the benchmark TSVs of real quick and paper-smoke runs) and stored in
 ``workflow/costs/constants.yaml``; only the shape of each formula is written here.
 
-Times are for one CPU core (every training rule runs with ``threads: 1``). GPU rules have
+Times are for one CPU core (every training rule runs with ``threads: 1``) of the reference
+machine the constants were fitted for; other measured machines' speed factors are stored
+beside them (:mod:`galu.costfit`), and ``galu plan --speed`` scales a plan by one. GPU rules have
 no stored GPU measurement: their GPU time is the CPU prediction divided by the assumed
 ``gpu_speedup`` of the constants file, and ``galu plan`` flags it as uncalibrated.
 """
@@ -449,11 +451,18 @@ class CostModel:
         self.gpu_speedup = float(constants["gpu_speedup"])
         self.default = RuleConstants(**constants["default"])
         self.rules = {name: RuleConstants(**c) for name, c in constants["rules"].items()}
+        # speed factor of each measured machine relative to the one the constants are for
+        self.machines = {str(k): float(v) for k, v in constants.get("machines", {}).items()}
 
     @classmethod
     def load(cls, path: str | Path = CONSTANTS) -> CostModel:
         with open(path) as handle:
             return cls(yaml.safe_load(handle))
+
+    def speed(self, machine: str) -> float:
+        """A measured machine's speed factor (1: the reference machine, or one never
+        measured)."""
+        return self.machines.get(machine, 1.0)
 
     def constants(self, rule: str) -> RuleConstants:
         """A rule's constants; one never measured (a new rule) gets the default's."""

@@ -13,7 +13,7 @@ import heapq
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from galu.costs import CostModel, Prediction, mem_request, runtime_request
@@ -72,6 +72,15 @@ class Plan:
         )
 
 
+def speed_line(model: CostModel, speed: float) -> str:
+    """Which machine the plan's times are for, and the measured machines' factors."""
+    known = ", ".join(f"{name} {factor:g}" for name, factor in model.machines.items())
+    return (
+        f"CPU times for cores {speed:g}x as fast as the reference machine's (--speed;"
+        f" measured machines: {known or 'none'})"
+    )
+
+
 def _makespan(seconds: Iterable[float], workers: int) -> float:
     free = [0.0] * workers
     for s in sorted(seconds, reverse=True):
@@ -79,10 +88,17 @@ def _makespan(seconds: Iterable[float], workers: int) -> float:
     return max(free)
 
 
-def make_plan(config: Mapping[str, Any], model: CostModel, cores: int, gpus: int) -> Plan:
-    """Predict every job of ``config``; GPU rules run on a GPU only when ``gpus`` > 0."""
-    predictions = [model.predict(job, config, gpus=gpus > 0) for job in workflow_jobs(config)]
-    declared = {p.job.label: declared_runtime(p, config) for p in predictions}
+def make_plan(
+    config: Mapping[str, Any], model: CostModel, cores: int, gpus: int, speed: float = 1.0
+) -> Plan:
+    """Predict every job of ``config``; GPU rules run on a GPU only when ``gpus`` > 0.
+    ``speed``: how many times faster this machine's cores are than the reference machine's
+    (:mod:`galu.costfit`); it scales the CPU jobs' times, not the runtimes they declare,
+    which stay the reference machine's (with their margin) so that a job's resources do not
+    depend on where it was planned."""
+    references = [model.predict(job, config, gpus=gpus > 0) for job in workflow_jobs(config)]
+    declared = {p.job.label: declared_runtime(p, config) for p in references}
+    predictions = [p if p.gpu else replace(p, seconds=p.seconds / speed) for p in references]
     return Plan(predictions, declared, cores, gpus)
 
 

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from galu.costfit import MEASUREMENTS, fit_constants, measured_jobs, misses, ratios, read_benchmarks
+from galu.costfit import (
+    MEASUREMENTS,
+    REFERENCE_MACHINE,
+    fit_constants,
+    measured_jobs,
+    misses,
+    ratios,
+    read_benchmarks,
+)
 from galu.costs import CONSTANTS, CostModel
 from galu.jobs import workflow_jobs
 from galu.plan import cost_preflight, job_request, make_plan, problems
@@ -69,6 +78,46 @@ def test_the_stored_constants_are_the_fit_of_the_stored_measurements(measured, m
     refit = CostModel(fit_constants(measured))
     for rule, constants in model.rules.items():
         assert refit.rules[rule] == constants, rule
+    assert refit.machines == model.machines
+
+
+def test_the_paper_cpu_jobs_are_predicted_for_their_own_machine(measured, model):
+    """The paper-level jobs that ran (another machine than the quick run's, so with its own
+    speed factor): the same check, which most of them pass; the note lists the misses."""
+    paper = [m for m in measured if m.run == "paper-cpu"]
+    assert {m.machine for m in paper} == {"2-core VM B"}
+    assert 1.0 < model.speed("2-core VM B") < 1.5
+    table = ratios(model, paper)
+    timed = table[table["measured_s"] >= 1]
+    assert len(timed) >= 75
+    assert len(misses(table)) <= 0.15 * len(table), misses(table).to_string()
+    assert 0.9 < timed["time_ratio"].median() < 1.1
+
+
+def test_the_fit_recovers_a_machine_twice_as_fast(measured):
+    """The quick run's jobs measured again on a machine whose cores take half the time: the
+    fit names that machine's factor 2, and the reference machine's constants stay as they
+    were fitted from the quick run alone."""
+    quick = [m for m in measured if m.run == "quick"]
+    fast = [replace(m, run="fast", seconds=m.seconds / 2, machine="fast VM") for m in quick]
+    alone, both = fit_constants(quick), fit_constants(quick + fast)
+    assert both["machines"]["fast VM"] == pytest.approx(2 * _median_ratio(alone, quick), rel=0.02)
+    assert both["machines"][REFERENCE_MACHINE] == 1.0
+    for rule in ("normalization_train", "memorization_underparam", "scm_simulation"):
+        assert both["rules"][rule]["rate"] == pytest.approx(alone["rules"][rule]["rate"], rel=0.02)
+    # and each machine's jobs are predicted for that machine
+    table = ratios(CostModel(both), quick + fast)
+    by_run = table[table["measured_s"] >= 2].groupby("run")["time_ratio"].median()
+    assert by_run["fast"] == pytest.approx(by_run["quick"], rel=0.02)
+
+
+def _median_ratio(constants, measured) -> float:
+    model = CostModel(constants)
+    return float(
+        pd.Series(
+            [model.cpu_seconds(m.job.rule, m.sizes) / m.seconds for m in measured if m.seconds >= 1]
+        ).median()
+    )
 
 
 def _planned_by_snakemake(root: Path, files: list[str], overrides: list[str]) -> set[str]:
@@ -121,6 +170,12 @@ def test_plan_totals_and_problems(model):
     assert plan.wall_hours() * 3600 <= total
     errors, warnings = problems(plan, mem_gb=1000)
     assert errors == [] and warnings == []
+    # cores twice as fast: every CPU job takes half the time, and declares what it did
+    faster = make_plan(quick, model, cores=2, gpus=0, speed=2.0)
+    assert [f.seconds for f in faster.predictions] == pytest.approx(
+        [p.seconds / 2 for p in plan.predictions]
+    )
+    assert faster.declared == plan.declared
     errors, _ = problems(plan, mem_gb=0.5)
     assert errors and all("exceeds this machine's 0.5 GB" in e for e in errors)
     # a runtime override below the prediction is named with the estimate
@@ -136,6 +191,9 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
     for stage in ("data", "memorization", "generalization", "scm", "normalization", "report"):
         assert re.search(rf"^{stage} ", ok.stdout, re.M)
     assert "77 jobs" in ok.stdout and "ERROR" not in ok.stdout
+    assert (
+        "as fast as the reference machine's (--speed; measured machines: 2-core VM 1," in ok.stdout
+    )
     paper = run(
         [tool("galu"), "plan", "--configfile", "config/paper.yaml", "--gpus", "1", "--mem-gb", "1"],
         REPO,
@@ -144,7 +202,9 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
     assert paper.returncode == 1
     assert re.search(r"^ERROR \S+: predicted peak memory [\d.]+ GB exceeds", paper.stdout, re.M)
     assert "GPU times are uncalibrated" in paper.stdout
-    for bad in (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"]):
+    bad_args = (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"],
+                ["--speed", "0"])  # fmt: skip
+    for bad in bad_args:
         proc = run([tool("galu"), "plan", *bad], REPO, check=False)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.startswith("galu plan: ")

@@ -5,7 +5,8 @@
 
 ``--add`` first replaces the rows of run ``--run`` in workflow/costs/measurements.tsv with
 the benchmark TSVs of a finished run (``RUN_DIR/logs/benchmarks``), made with the given
-config files. Prints every measured job's predicted / measured time after the fit.
+config files, on machine ``--machine``. Prints every measured job's predicted / measured
+time after the fit, and each machine's fitted speed factor (:mod:`galu.costfit`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,12 @@ def main() -> None:
     parser.add_argument("--add", metavar="RUN_DIR", help="a finished run's checkout")
     parser.add_argument("--run", help="name of that run (replaces its rows)")
     parser.add_argument("--configfile", nargs="*", default=["config/config.yaml"])
-    parser.add_argument("--machine", default=f"{platform.node()} ({platform.machine()})")
+    parser.add_argument(
+        "--machine",
+        default=platform.node(),
+        help="the machine the run was measured on (its speed factor is fitted; a note in"
+        " parentheses, e.g. '(load ~10)', is not another machine)",
+    )
     args = parser.parse_args()
     path = ROOT / MEASUREMENTS
     table = pd.read_csv(path, sep="\t") if path.is_file() else pd.DataFrame(columns=COLUMNS)
@@ -67,6 +73,8 @@ def main() -> None:
             f" {worst(timed, 'time_ratio'):.2f} over the {len(timed)} jobs of 1 s or more"
             f" ({worst(rows, 'time_ratio'):.2f} over all), memory {worst(rows, 'mem_ratio'):.2f}"
         )
+    for machine, speed in constants["machines"].items():
+        print(f"machine {machine!r}: speed factor {speed:g}")
 
 
 if __name__ == "__main__":
