@@ -64,6 +64,15 @@ class Job:
         return f"{self.rule}[{inner}]"
 
 
+def stage_of(rule: str) -> str:
+    """The stage a rule belongs to: its name's first word for the experiment stages
+    (``scm_ode`` -> ``scm``), ``report`` for the claims and report rules, else ``data``."""
+    head = rule.split("_")[0]
+    if head in EXPERIMENT_STAGES:
+        return head
+    return "data" if rule in ("download", "prepare") else "report"
+
+
 def _datasets(config: Mapping[str, Any]) -> list[str]:
     """Datasets some stage of the run reads: the generalization stage's image datasets, and
     CIFAR-10 for the normalization stage."""

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
-from galu.jobs import EXPERIMENT_STAGES
+from galu.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.provenance import SIDECAR_SUFFIX, Run, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.snakemake_metadata import read_metadata
@@ -96,10 +96,18 @@ def _time(text: Any) -> datetime | None:
         return None
 
 
-def run_times(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Hours from the first job's start to the last job's end (``wall_hours``: includes any
-    pause between an interrupted run and its continuation) and the sum of the jobs' own
-    times (``job_hours``; a job with several outputs counted once)."""
+def run_times(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How long the run took, from its outputs' sidecars (a job with several outputs counted
+    once):
+
+    - ``wall_hours``: from the first job's start to the last job's end, pauses between an
+      interrupted run and its continuation included;
+    - ``running_hours``: the time during which some job was running (the pauses left out);
+    - ``job_hours``: the sum of the jobs' own times;
+    - ``stage_hours``: per stage, the time during which one of its jobs was running (stages
+      that ran at once shared the machine, so these can add up to more than
+      ``running_hours``).
+    """
     jobs: dict[tuple[str, str, str], tuple[datetime, datetime]] = {}
     for record in records:
         start, end = _time(record.get("started")), _time(record.get("finished"))
@@ -109,11 +117,44 @@ def run_times(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         previous = jobs.get(key, (start, end))
         jobs[key] = (start, max(end, previous[1]))
     if not jobs:
-        return {"wall_hours": 0.0, "job_hours": 0.0}
+        return {"wall_hours": 0.0, "running_hours": 0.0, "job_hours": 0.0, "stage_hours": {}}
     first = min(s for s, _ in jobs.values())
     last = max(e for _, e in jobs.values())
     busy = sum((e - s).total_seconds() for s, e in jobs.values())
-    return {"wall_hours": (last - first).total_seconds() / 3600, "job_hours": busy / 3600}
+    by_stage: dict[str, list[tuple[datetime, datetime]]] = {}
+    for (rule, _, _), interval in jobs.items():
+        by_stage.setdefault(stage_of(rule), []).append(interval)
+    return {
+        "wall_hours": (last - first).total_seconds() / 3600,
+        "running_hours": _covered_seconds(jobs.values()) / 3600,
+        "job_hours": busy / 3600,
+        "stage_hours": {
+            stage: _covered_seconds(by_stage[stage]) / 3600
+            for stage in STAGE_ORDER
+            if stage in by_stage
+        },
+    }
+
+
+def _rounded(times: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`run_times` to the hundredth of an hour (36 s: finer is noise)."""
+    return {
+        k: {s: round(h, 2) for s, h in v.items()} if isinstance(v, dict) else round(v, 2)
+        for k, v in times.items()
+    }
+
+
+def _covered_seconds(intervals: Iterable[tuple[datetime, datetime]]) -> float:
+    """Seconds covered by the union of ``(start, end)`` intervals."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += (end - start).total_seconds()
+            reach = end
+        elif end > reach:
+            total += (end - reach).total_seconds()
+            reach = end
+    return total
 
 
 def this_machine() -> str:
@@ -215,7 +256,7 @@ def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, An
         "stages": stages,
         "unfinished_stages": unfinished_stages(copied, stages),
         "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
-        **{k: round(v, 2) for k, v in run_times(_sidecars(Path(f"results/{scale}"))).items()},
+        **_rounded(run_times(_sidecars(Path(f"results/{scale}")))),
         "files": copied,
         "left_out": left_out,
     }
@@ -240,6 +281,25 @@ PAPER_MARKERS = (
 )
 
 
+def _time_text(manifest: Mapping[str, Any]) -> str:
+    """The run's times as the README states them (see :func:`run_times`)."""
+    text = (
+        f"wall time {manifest['wall_hours']:.1f} h from the first job's start to the last job's end"
+    )
+    if "running_hours" in manifest:
+        text += (
+            f", {manifest['running_hours']:.1f} h of it with a job running (the rest: pauses"
+            " between sittings)"
+        )
+    text += f" ({manifest['job_hours']:.1f} h of jobs)"
+    stages = manifest.get("stage_hours") or {}
+    if stages:
+        text += "; per stage, the time one of its jobs was running: " + ", ".join(
+            f"{stage} {hours:.1f} h" for stage, hours in stages.items()
+        )
+    return text
+
+
 def _publication_lines(folder: Path) -> list[str]:
     """One published run: where, when, on what and how long; its reductions; its table."""
     manifest = json.loads((folder / MANIFEST).read_text())
@@ -249,9 +309,8 @@ def _publication_lines(folder: Path) -> list[str]:
     lines = [
         f"The **{scale}** run: commit `{manifest.get('commit')}`{dirty}; machine:"
         f" {manifest.get('machine')} (device {manifest.get('device')}); configuration"
-        f" {configs}; wall time {manifest['wall_hours']:.1f} h from the first job's start to"
-        f" the last job's end ({manifest['job_hours']:.1f} h of jobs). Its tables and their"
-        f" provenance sidecars are in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
+        f" {configs}; {_time_text(manifest)}. Its tables and their provenance sidecars are"
+        f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
         "",
     ]
     if manifest.get("stages"):

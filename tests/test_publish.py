@@ -11,6 +11,7 @@ import pytest
 
 from galu.audit import audit_tree
 from galu.cli import main
+from galu.jobs import stage_of
 from galu.provenance import Run
 from galu.publish import (
     PAPER_MARKERS,
@@ -139,8 +140,45 @@ def test_run_times_count_each_job_once_and_span_first_to_last():
          "finished": "2026-01-01T01:30:00+00:00"},
         {"rule": "c", "started": "not a time", "finished": None},
     ]  # fmt: skip
-    assert run_times(records) == {"wall_hours": 1.5, "job_hours": 1.5}
-    assert run_times([]) == {"wall_hours": 0.0, "job_hours": 0.0}
+    times = run_times(records)
+    assert (times["wall_hours"], times["running_hours"], times["job_hours"]) == (1.5, 1.5, 1.5)
+    assert times["stage_hours"] == {"report": 1.5}  # a, b and c are no stage's rules
+    assert run_times([]) == {
+        "wall_hours": 0.0, "running_hours": 0.0, "job_hours": 0.0, "stage_hours": {}
+    }  # fmt: skip
+
+
+def test_run_times_leave_out_the_pause_between_sittings_and_time_each_stage():
+    def job(rule, start, end, **wildcards):
+        return {"rule": rule, "wildcards": wildcards, "started": f"2026-01-01T{start}:00+00:00",
+                "finished": f"2026-01-01T{end}:00+00:00"}  # fmt: skip
+
+    records = [
+        # first sitting: two SCM jobs at once, 01:00-02:00 covered once
+        job("scm_ode", "01:00", "02:00", scm_setting="perceptron"),
+        job("scm_ode", "01:30", "02:00", scm_setting="relu_k2m2"),
+        # a pause of 8 hours, then the second sitting: a data job and a memorization job
+        job("prepare", "10:00", "10:15", dataset="mnist"),
+        job("memorization_search", "10:15", "12:15", criterion="mse", part="0"),
+        job("memorization_search", "11:00", "11:30", criterion="mse", part="1"),
+        job("claims", "12:15", "12:30"),
+    ]
+    times = run_times(records)
+    assert times["wall_hours"] == 11.5
+    assert times["running_hours"] == 3.5
+    assert times["job_hours"] == 1 + 0.5 + 0.25 + 2 + 0.5 + 0.25
+    assert times["stage_hours"] == {"data": 0.25, "memorization": 2.0, "scm": 1.0, "report": 0.25}
+    assert list(times["stage_hours"]) == ["data", "memorization", "scm", "report"]
+
+
+@pytest.mark.parametrize(
+    "rule, stage",
+    [("scm_ode", "scm"), ("memorization_search", "memorization"), ("download", "data"),
+     ("prepare", "data"), ("claims", "report"), ("normalization_plot_isometry", "normalization"),
+     ("generalization_images", "generalization")],
+)  # fmt: skip
+def test_stage_of_a_rule(rule, stage):
+    assert stage_of(rule) == stage
 
 
 def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, monkeypatch):
