@@ -42,6 +42,11 @@ COLUMNS = ["run", "configfiles", "benchmark", "s", "cpu_time", "max_rss", "machi
 RUN_WEIGHTS = {"paper-smoke": 0.3, "paper-smoke-2": 0.3, "paper-cpu": 0.5}
 # CPU times below this are below the benchmark's resolution (a job that only links files).
 MIN_SECONDS = 0.1
+# Snakemake samples a job's process for its benchmark; a job that ends before the first
+# sample leaves a CPU time of 0 and the few MB of its wrapper's memory, no measurement of
+# the job itself (a Python interpreter alone holds more). Such rows neither fit the
+# constants nor count in the check.
+SAMPLED_MIN_MB = 10.0
 # The assumed GPU speed-up over one CPU core: no GPU measurement is stored yet (see
 # galu.costs). A placeholder for an honest "unknown", kept in the constants file so that a
 # measured value replaces it there.
@@ -61,6 +66,11 @@ class Measured:
     seconds: float
     rss_mb: float
     machine: str = REFERENCE_MACHINE
+
+    @property
+    def sampled(self) -> bool:
+        """Whether Snakemake's benchmark measured the job at all (:data:`SAMPLED_MIN_MB`)."""
+        return self.rss_mb >= SAMPLED_MIN_MB
 
 
 def machine_name(label: str) -> str:
@@ -183,7 +193,7 @@ def machine_speeds(model: CostModel, measured: Sequence[Measured]) -> dict[str, 
     jobs the formulas miss do not move it); the reference machine's is 1."""
     ratios_by: dict[str, list[float]] = defaultdict(list)
     for m in measured:
-        if m.seconds >= 1:
+        if m.seconds >= 1 and m.sampled:
             predicted = model.cpu_seconds(m.job.rule, m.sizes)
             ratios_by[m.machine].append(predicted / m.seconds)
     speeds = {name: _round(float(np.median(r))) for name, r in sorted(ratios_by.items())}
@@ -199,14 +209,14 @@ def _fit_rules(measured: Sequence[Measured], speeds: Mapping[str, float]) -> dic
         by_rule[m.job.rule].append(m)
     # Rules without a formula (plots, collectors) measure the per-job startup: the
     # starting intercept of the others.
-    light = [m for ms in by_rule.values() for m in ms if m.sizes == Sizes()]
+    light = [m for ms in by_rule.values() for m in ms if m.sizes == Sizes() and m.sampled]
     reference_s = {id(m): m.seconds * speeds.get(m.machine, 1.0) for m in measured}
     startup_s = float(np.median([reference_s[id(m)] for m in light])) if light else 1.0
     startup_mb = float(np.median([m.rss_mb for m in light])) if light else 200.0
     rules = {}
     for rule, ms in sorted(by_rule.items()):
         times = np.array([[m.sizes.work, m.sizes.steps] for m in ms])
-        weights = np.array([RUN_WEIGHTS.get(m.run, 1.0) for m in ms])
+        weights = np.array([RUN_WEIGHTS.get(m.run, 1.0) * m.sampled for m in ms])
         seconds = np.array([reference_s[id(m)] for m in ms])
         base_s, rate, step_s = _fit(times, seconds, startup_s, weights=weights)
         held = np.array([[m.sizes.bytes / 1e6] for m in ms])
@@ -238,7 +248,7 @@ def ratios(model: CostModel, measured: Iterable[Measured]) -> pd.DataFrame:
                 "run": m.run, "job": m.job.label, "measured_s": m.seconds,
                 "predicted_s": seconds, "time_ratio": seconds / m.seconds,
                 "measured_mb": m.rss_mb, "predicted_mb": p.mem_mb,
-                "mem_ratio": p.mem_mb / max(m.rss_mb, 1.0),
+                "mem_ratio": p.mem_mb / max(m.rss_mb, 1.0), "sampled": m.sampled,
             }
         )  # fmt: skip
     return pd.DataFrame(rows)
@@ -258,7 +268,8 @@ TOLERANCE_S = 0.5
 
 
 def misses(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`ratios` outside the model check's tolerance."""
+    """The rows of :func:`ratios` outside the model check's tolerance (of the jobs the
+    benchmark sampled)."""
     factor = np.maximum(table["time_ratio"], 1 / table["time_ratio"])
     close = (table["predicted_s"] - table["measured_s"]).abs() <= TOLERANCE_S
-    return table[(factor > TOLERANCE_FACTOR) & ~close]
+    return table[(factor > TOLERANCE_FACTOR) & ~close & table["sampled"]]
