@@ -330,9 +330,11 @@ def _deep_mlp(depth: int, width: int, data: Mapping[str, Any], epochs: int) -> S
 
 
 def _cifar_bytes(train: Mapping[str, Any]) -> float:
-    """The archive as loaded (uint8 and a float32 copy), the standardized subsets."""
-    subset = (train["n_train"] + train["n_test"]) * CIFAR_INPUTS * 4 * 3
-    return CIFAR_IMAGES * CIFAR_INPUTS * (1 + 4) + subset
+    """What galu.normalization.cifar.prepare_data holds: the archive as loaded (uint8), the
+    picked subsets (a uint8 copy) and their standardized float32 rows (shared with the
+    tensors on the CPU; standardize_images makes no float copy of the archive)."""
+    subset = (train["n_train"] + train["n_test"]) * CIFAR_INPUTS * (1 + 4)
+    return CIFAR_IMAGES * CIFAR_INPUTS + subset
 
 
 def _lr_sweep(config: Config, wc: Wildcards) -> Sizes:
