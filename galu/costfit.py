@@ -37,8 +37,10 @@ from galu.scales import QUICK, scale_of, scaled
 
 MEASUREMENTS = "workflow/costs/measurements.tsv"
 COLUMNS = ["run", "configfiles", "benchmark", "s", "cpu_time", "max_rss", "machine"]
-# Runs measured while the machine was loaded far beyond its cores (load average ~10 on 2):
-# their CPU times are noisier (shared caches and memory bandwidth), so they count less.
+# Runs measured while the machine was loaded beyond its cores count less: their CPU times
+# are noisier (shared caches and memory bandwidth). The paper-smoke runs ran at a load
+# average of ~10 on 2 cores; the paper-cpu run's jobs ran two at a time beside a session's
+# other work (tests, a CI run) on the same 2 cores.
 RUN_WEIGHTS = {"paper-smoke": 0.3, "paper-smoke-2": 0.3, "paper-cpu": 0.5}
 # CPU times below this are below the benchmark's resolution (a job that only links files).
 MIN_SECONDS = 0.1
