@@ -76,8 +76,9 @@ class Measured:
 
 
 def machine_name(label: str) -> str:
-    """The machine of a measurement's ``machine`` label: a note in parentheses about the
-    load it ran under (e.g. ``(load ~10)``) is not another machine."""
+    """The machine of a measurement's ``machine`` label: the label up to its first comma or
+    parenthesis, so that a note on how it was used (``2-core VM, shared (load ~10)``) is
+    not another machine."""
     return label.split(" (")[0].split(",")[0].strip()
 
 
@@ -209,17 +210,20 @@ def _fit_rules(measured: Sequence[Measured], speeds: Mapping[str, float]) -> dic
     by_rule: dict[str, list[Measured]] = defaultdict(list)
     for m in measured:
         by_rule[m.job.rule].append(m)
+
+    def on_reference(m: Measured) -> float:
+        return m.seconds * speeds.get(m.machine, 1.0)
+
     # Rules without a formula (plots, collectors) measure the per-job startup: the
     # starting intercept of the others.
     light = [m for ms in by_rule.values() for m in ms if m.sizes == Sizes() and m.sampled]
-    reference_s = {id(m): m.seconds * speeds.get(m.machine, 1.0) for m in measured}
-    startup_s = float(np.median([reference_s[id(m)] for m in light])) if light else 1.0
+    startup_s = float(np.median([on_reference(m) for m in light])) if light else 1.0
     startup_mb = float(np.median([m.rss_mb for m in light])) if light else 200.0
     rules = {}
     for rule, ms in sorted(by_rule.items()):
         times = np.array([[m.sizes.work, m.sizes.steps] for m in ms])
         weights = np.array([RUN_WEIGHTS.get(m.run, 1.0) * m.sampled for m in ms])
-        seconds = np.array([reference_s[id(m)] for m in ms])
+        seconds = np.array([on_reference(m) for m in ms])
         base_s, rate, step_s = _fit(times, seconds, startup_s, weights=weights)
         held = np.array([[m.sizes.bytes / 1e6] for m in ms])
         # prior slope 1: the bytes a formula counts are held in memory, one MB per MB

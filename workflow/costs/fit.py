@@ -47,8 +47,8 @@ def main() -> None:
     parser.add_argument(
         "--machine",
         default=platform.node(),
-        help="the machine the run was measured on (its speed factor is fitted; a note in"
-        " parentheses, e.g. '(load ~10)', is not another machine)",
+        help="the machine the run was measured on (its speed factor is fitted): the name up to"
+        " its first comma or parenthesis, the rest a note, e.g. '2-core VM, shared (load ~10)'",
     )
     args = parser.parse_args()
     path = ROOT / MEASUREMENTS
