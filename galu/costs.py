@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from galu.data.registry import get_dataset
+from galu.generalization.layout import pads_widths
 from galu.jobs import Job
 from galu.memorization.width_search import search_min_width
 
@@ -181,8 +182,9 @@ def _image_macs(model: str, width: int, depth: int, inputs: int, classes: int = 
 
 
 def _images(config: Config, wc: Wildcards) -> Sizes:
-    """One ensemble per model (widths padded to the largest), every network scored on
-    every image once, and the PCA of the training images."""
+    """One ensemble per model, widths padded to the largest where the grid pads them
+    (:func:`~galu.generalization.layout.pads_widths`), every network scored on every image
+    once, and the PCA of the training images."""
     g = config["generalization"]
     im = g["images"]
     n_train = (im["train_subset"] or 60_000) * (1 - im["validation_fraction"])
@@ -192,7 +194,8 @@ def _images(config: Config, wc: Wildcards) -> Sizes:
         count = (
             im["seeds"] * len(im["lrs"]) * (len(im["gate_scales"]) if model in SIGMOID_GATED else 1)
         )
-        padded = max(im["widths"]) if im["pad_widths"] and model != "linear" else None
+        pad = pads_widths(im["pad_widths"], "cuda" if g["gpu"] else "cpu")
+        padded = max(im["widths"]) if pad and model != "linear" else None
         macs = sum(
             count * _image_macs(model, padded or w, im["depth"], im["n_components"]) for w in widths
         )

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from galu.generalization import accuracy_table
+from galu.generalization.accuracy import accuracy_table
 from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)

@@ -6,7 +6,7 @@ import logging
 import torch
 
 from galu.data import load_processed
-from galu.generalization import ImageSettings, image_accuracy, image_experiment
+from galu.generalization.experiments import ImageSettings, image_accuracy, image_experiment
 from galu.provenance import Run
 
 torch.set_num_threads(snakemake.threads)

@@ -20,6 +20,7 @@ from galu.ensembles.training import (
     loss_function,
     member_losses,
     mse_loss,
+    outputs_and_losses,
     padded_mse_loss,
     plan_ensembles,
     predict,
@@ -250,6 +251,19 @@ def test_member_losses_and_predict_cover_all_samples_in_chunks() -> None:
         member_losses(net, mse_loss, x[0], y[0], batch_size=7),
         mse_loss(net(x[0]), y[0].expand(2, 23, 1)),
     )
+
+
+def test_one_scoring_pass_gives_both_results_bit_for_bit() -> None:
+    # float32 and chunks that do not divide the samples: the one-pass scores must be the
+    # very numbers of predict and member_losses, not merely close to them.
+    x, y = _data(3, 37, 4)
+    x, y = x.float(), y.float()
+    net = make_model("relu", 4, [2, 6, 9], [0, 1, 2])
+    for data, labels in ((x, y), (x[0], y[0])):
+        outputs, losses = outputs_and_losses(net, mse_loss, data, labels, batch_size=10)
+        assert torch.equal(outputs, predict(net, data, batch_size=10))
+        assert torch.equal(losses, member_losses(net, mse_loss, data, labels, batch_size=10))
+    assert outputs_and_losses(net, mse_loss, x, y, keep_outputs=False)[0] is None
 
 
 def test_progress_bar_can_be_shown(capsys: pytest.CaptureFixture[str]) -> None:

@@ -274,19 +274,39 @@ def predict(model: nn.Module, x: Tensor, batch_size: int = 4096) -> Tensor:
 
 
 @torch.no_grad()
+def outputs_and_losses(
+    model: nn.Module,
+    loss_fn: LossFn,
+    x: Tensor,
+    y: Tensor,
+    batch_size: int = 4096,
+    keep_outputs: bool = True,
+) -> tuple[Tensor | None, Tensor]:
+    """Model outputs for all samples (as :func:`predict`) and the per-member loss on the
+    whole data set (as :func:`member_losses`), from one pass over the data.
+
+    The chunks are those of :func:`predict` with the same ``batch_size``, so both results
+    are bit for bit what the two functions return; scoring a data set needs one forward
+    pass instead of two. ``loss_fn`` must average over B. Outputs are None unless kept.
+    """
+    shared = x.dim() == 2
+    axis = 0 if shared else 1
+    total, count, parts = 0.0, 0, []
+    for xb, yb in zip(x.split(batch_size, axis), y.split(batch_size, axis), strict=True):
+        out = model(xb)
+        if keep_outputs:
+            parts.append(out)
+        yb = yb.expand(out.shape[0], *yb.shape) if shared else yb
+        total = total + loss_fn(out, yb) * xb.shape[axis]
+        count += xb.shape[axis]
+    return (torch.cat(parts, dim=1) if keep_outputs else None), total / count
+
+
 def member_losses(
     model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, batch_size: int = 4096
 ) -> Tensor:
     """Per-member loss on the whole data set, ``(E,)``; ``loss_fn`` must average over B."""
-    shared = x.dim() == 2
-    axis = 0 if shared else 1
-    total, count = 0.0, 0
-    for xb, yb in zip(x.split(batch_size, axis), y.split(batch_size, axis), strict=True):
-        out = model(xb)
-        yb = yb.expand(out.shape[0], *yb.shape) if shared else yb
-        total = total + loss_fn(out, yb) * xb.shape[axis]
-        count += xb.shape[axis]
-    return total / count
+    return outputs_and_losses(model, loss_fn, x, y, batch_size, keep_outputs=False)[1]
 
 
 def _sample_counts(n: int, n_samples: Sequence[int] | None, members: int) -> list[int]:

@@ -29,7 +29,16 @@ import torch
 
 from galu.ensembles.least_squares import load_exact, solve_galu
 from galu.ensembles.networks import GaLUNet
+from galu.generalization.accuracy import (  # noqa: F401 (re-exported: the table layout)
+    CONTRACT_COLUMNS,
+    DATASETS,
+    EXTRA_COLUMNS,
+    IMAGE_DATASETS,
+    SYNTHETIC_DATASETS,
+    accuracy_table,
+)
 from galu.generalization.features import ImageFeatures, image_features
+from galu.generalization.layout import pads_widths
 from galu.generalization.models import MODELS, SIGMOID, MemberSpec
 from galu.generalization.selection import selected_table
 from galu.generalization.tasks import (
@@ -41,34 +50,6 @@ from galu.generalization.tasks import (
 )
 from galu.generalization.training import Fit, error_rates, scores, train_members
 
-IMAGE_DATASETS = ("mnist", "fashion_mnist")
-SYNTHETIC_DATASETS = ("clusters", "linear", "parity")
-DATASETS = (*IMAGE_DATASETS, *SYNTHETIC_DATASETS)
-CONTRACT_COLUMNS = [
-    "dataset",
-    "model",
-    "width",
-    "seed",
-    "n_train",
-    "train_error",
-    "test_error",
-]
-EXTRA_COLUMNS = [
-    "task",
-    "sigma_y",
-    "subset_size",
-    "n_test",
-    "train_loss",
-    "test_loss",
-    "val_error",
-    "lr",
-    "gate_scale",
-    "selection",
-    "test_error_test_selected",
-    "lr_test_selected",
-    "gate_scale_test_selected",
-    "diverged",
-]
 CLASSES = 10
 # Models of the synthetic tasks: one hidden layer, no gate scale to select, so no
 # sigmoid-gated model; the exact least-squares GaLU fit exists for the squared loss only.
@@ -113,8 +94,8 @@ class ImageSettings:
 
     ``gate_scales`` are the paper's ``a`` (gate ``sigmoid(x·u / (a d))`` of ``galu0``;
     see :mod:`galu.generalization.models`), swept for the sigmoid-gated models only.
-    ``train_subset`` 0 keeps the whole training set; ``pad_widths`` see
-    :func:`galu.generalization.models.build_ensemble`.
+    ``train_subset`` 0 keeps the whole training set; ``pad_widths`` (true, false or
+    ``auto``: padded on a GPU only) see :func:`galu.generalization.models.pads_widths`.
     """
 
     models: Sequence[str]
@@ -128,7 +109,7 @@ class ImageSettings:
     n_components: int = 64
     validation_fraction: float = 0.1
     train_subset: int = 0
-    pad_widths: bool = True
+    pad_widths: bool | str = "auto"
 
     def __post_init__(self) -> None:
         _check_choice("models", self.models, MODELS)
@@ -141,6 +122,7 @@ class ImageSettings:
         if not self.widths or not all(isinstance(w, int) and w >= 1 for w in self.widths):
             raise ValueError(f"widths must be a non-empty list of ints >= 1, got {self.widths!r}")
         _check_positive("lrs", self.lrs)
+        pads_widths(self.pad_widths, "cpu")  # a bad value fails here, before any training
         if any(m in SIGMOID for m in self.models):
             _check_positive("gate_scales", self.gate_scales)
 
@@ -196,7 +178,7 @@ def image_grid(
         _batch(settings.batch_size),
         settings.depth,
         CLASSES,
-        settings.pad_widths,
+        pads_widths(settings.pad_widths, device),
         device,
     )
     table = member_frame(members, fit.order)
@@ -441,29 +423,6 @@ def parity_table(
     table, fit = _synthetic_rows(members, tasks, "hinge", settings, device)
     table["subset_size"] = np.asarray(sizes)[fit.order]
     return _fixed_selection([table], "parity")
-
-
-def accuracy_table(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Stack per-dataset tables into the ``accuracy.csv`` layout.
-
-    DESIGN.md's columns come first, then :data:`EXTRA_COLUMNS` (empty where a column
-    does not apply to a dataset); rows sorted by dataset, then the other keys.
-    """
-    if not frames:
-        raise ValueError("frames must hold at least one per-dataset table, got none")
-    table = pd.concat(frames, ignore_index=True)
-    unknown = sorted(set(table["dataset"]) - set(DATASETS))
-    if unknown:
-        raise ValueError(f"dataset must be one of {DATASETS}, got {unknown}")
-    for column in EXTRA_COLUMNS:
-        if column not in table:
-            table[column] = np.nan
-    table = table[CONTRACT_COLUMNS + EXTRA_COLUMNS]
-    table["subset_size"] = table["subset_size"].astype("Int64")
-    order = {name: i for i, name in enumerate(DATASETS)}
-    keys = ["dataset", "task", "sigma_y", "subset_size", "n_train", "model", "width", "seed"]
-    table = table.sort_values(keys, key=lambda c: c.map(order) if c.name == "dataset" else c)
-    return table.reset_index(drop=True)
 
 
 TRAINING_KEYS = ("models", "width", "seeds", "lr", "steps", "batch_size")

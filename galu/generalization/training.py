@@ -21,8 +21,7 @@ from galu.ensembles.training import (
     EnsembleSettings,
     TrainResult,
     loss_function,
-    member_losses,
-    predict,
+    outputs_and_losses,
     train_ensemble,
 )
 from galu.generalization.models import MemberSpec, MemberStack, build_ensemble
@@ -105,8 +104,8 @@ def scores(fit: Fit, loss: str, x: Tensor, y: Tensor) -> tuple[np.ndarray, np.nd
     """
     device = next(fit.stack.parameters()).device
     x, y = x.to(device), y.to(device)
-    outputs = predict(fit.stack, x, EVAL_BATCH)
-    losses = member_losses(fit.stack, loss_function(loss), x, y, EVAL_BATCH).double().cpu().numpy()
+    outputs, member_loss = outputs_and_losses(fit.stack, loss_function(loss), x, y, EVAL_BATCH)
+    losses = member_loss.double().cpu().numpy()
     # Squared-error targets carry a trailing output axis of size 1; labels do not.
     labels = y[..., 0] if y.dim() == x.dim() else y
     errors = error_rates(outputs, labels)
