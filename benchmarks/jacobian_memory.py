@@ -1,11 +1,11 @@
 """Peak memory of the init Jacobian's spectra (galu.normalization.spectra), per hidden layer.
 
-``jacobian_squared_singular_values`` computes d h_depth / d h_1 at every sample image by
-reverse mode vectorized twice (``vmap`` over the samples of ``jacrev`` over the width
-outputs): samples x width rows pass backwards through every layer at once, and each layer
-keeps its saved tensors of samples x width x width floats until the pass ends. How many it
-keeps depends on the layer: batch norm keeps several more than a plain activation. The cost
-model (galu/costs.py, ``JACOBIAN_TENSORS``) counts them; this script measures them.
+``jacobian_squared_singular_values`` computes d h_depth / d h_1 at every sample image in
+one reverse pass: each sample's h_1 repeated once per output unit, samples x width rows
+through every layer, and each layer keeps its saved tensors of samples x width x width
+floats until the pass reaches it. The cost model (galu/costs.py, ``JACOBIAN_TENSORS``)
+counts them; this script measures them. (The former ``vmap`` of ``jacrev`` kept about the
+same for plain activations and 9 tensors per layer with batch norm.)
 
     python benchmarks/jacobian_memory.py                  # paper: 128 samples, width 128
     python benchmarks/jacobian_memory.py --samples 32 --depths 5 10

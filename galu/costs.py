@@ -369,22 +369,21 @@ def _norm_train(config: Config, wc: Wildcards) -> Sizes:
         weights = depth * width * width * 4 * 4  # weights, gradients, momentum, a copy
         held = _cifar_bytes(t) + weights
         if wc["norm_activation"] in sp["activations"]:
-            held += _jacobian_bytes(wc["norm_activation"], depth, width, sp["jacobian_samples"])
+            held += _jacobian_bytes(depth, width, sp["jacobian_samples"])
         total += Sizes(bytes=held)
     return total
 
 
 # Tensors of samples x width x width float32 that the init Jacobian's batched reverse pass
-# keeps per hidden layer (benchmarks/jacobian_memory.py: 1.9 for ReLU and the tilted ReLU,
-# 9.0 with batch norm, at 128 samples and width 128 on depths 10 and 30).
-JACOBIAN_TENSORS = {"plain": 2.0, "batch_norm": 9.0}
+# keeps per hidden layer (benchmarks/jacobian_memory.py at 128 samples and width 128, depths
+# 10 and 30: 1.5 for ReLU, 1.9 for the tilted ReLU and for ReLU with batch norm).
+JACOBIAN_TENSORS = 2.0
 
 
-def _jacobian_bytes(activation: str, depth: int, width: int, samples: int) -> float:
+def _jacobian_bytes(depth: int, width: int, samples: int) -> float:
     """What galu.normalization.spectra.jacobian_squared_singular_values holds at its peak:
     every layer's saved tensors of the samples x width rows it passes back at once."""
-    kind = "batch_norm" if activation.endswith("_bn") else "plain"
-    return JACOBIAN_TENSORS[kind] * samples * width * width * 4.0 * depth
+    return JACOBIAN_TENSORS * samples * width * width * 4.0 * depth
 
 
 def _correlations(config: Config, wc: Wildcards) -> Sizes:

@@ -332,7 +332,9 @@ def correlations(tables: Mapping[str, pd.DataFrame], near: float = 0.02) -> list
             else ""
         )
         parts.append(text)
-    from galu.normalization.correlation import correlation_map  # (imports torch: only here)
+    # Here, not at the top: the workflow imports this module when it parses, and the
+    # normalization package brings scipy.
+    from galu.normalization.correlation_map import correlation_map
 
     first, last = rows["layer"].min(), rows["layer"].max()
     step = 1e-6  # central difference of the closed form at rho = 0

@@ -7,7 +7,7 @@ import torch
 from galu.normalization.cifar import TensorData
 from galu.normalization.lr_sweep import lr_sweep
 from galu.normalization.mlp import build_mlp
-from galu.normalization.stacked import StackedMLP, train_stacked
+from galu.normalization.stacked import MomentumSGD, StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 from galu.normalization.training import TrainSettings, train
 
@@ -93,3 +93,25 @@ def test_shapes_and_lengths_must_agree():
         StackedMLP([build_mlp("relu", 3, 8, 0), build_mlp("relu", 3, 16, 0)])
     with pytest.raises(ValueError, match="one lr and seed per model"):
         train_stacked([build_mlp("relu", 2, 8, 0, input_dim=48)], _data(), [0.1, 0.2], [0], 1)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_momentum_sgd_makes_the_very_steps_of_torch_sgd(momentum):
+    # Bit for bit, not merely close: the stacked trainer's results must not depend on
+    # which of the two made the steps.
+    gen = torch.Generator().manual_seed(3)
+    start = [torch.randn(5, 4, generator=gen), torch.randn(4, generator=gen)]
+    grads = [[torch.randn_like(p, generator=gen) for p in start] for _ in range(4)]
+    ours = [p.clone().requires_grad_(True) for p in start]
+    theirs = [p.clone().requires_grad_(True) for p in start]
+    mine = MomentumSGD(ours, momentum)
+    reference = torch.optim.SGD(theirs, lr=1.0, momentum=momentum)
+    for step in grads:
+        for params, opt in ((ours, mine), (theirs, reference)):
+            for p, g in zip(params, step, strict=True):
+                p.grad = g.clone()
+            opt.step()
+            opt.zero_grad()
+        for a, b in zip(ours, theirs, strict=True):
+            assert torch.equal(a, b)
+    assert all(p.grad is None for p in ours)

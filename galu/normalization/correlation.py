@@ -18,7 +18,9 @@ constant offset carries no information about the input). Its slope at 0 is the s
 
 Closed forms (arc-cosine kernels, Cho & Saul 2009): ``E|u||v| = (2/pi)(sqrt(1 - rho^2) +
 rho arcsin rho)`` and ``E relu(u) relu(v) = (sqrt(1 - rho^2) + (pi - arccos rho) rho) /
-(2 pi)``. :func:`layer_correlations` measures the same quantity in a network, layer by layer.
+(2 pi)``: :func:`~galu.normalization.correlation_map.correlation_map` (numpy only, so the
+figures draw it without torch). :func:`layer_correlations` measures the same quantity in a
+network, layer by layer.
 """
 
 from __future__ import annotations
@@ -26,35 +28,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor
 
+from galu.normalization.correlation_map import correlation_map  # noqa: F401 (its theory)
 from galu.normalization.mlp import DeepMLP
-
-# Second moments E f(u) f(v) of the activations with a closed form, as functions of rho.
-_SECOND_MOMENTS = {
-    "relu": lambda r: (np.sqrt(1 - r * r) + (np.pi - np.arccos(r)) * r) / (2 * np.pi),
-    "abs": lambda r: (2 / np.pi) * (np.sqrt(1 - r * r) + r * np.arcsin(r)),
-}
-# The tilted ReLU |x| - sqrt(2/pi) has |x|'s centred correlation map (a shift cancels).
-_SAME_AS = {"tilted_relu": "abs"}
-
-
-def correlation_map(activation: str, rho: np.ndarray | float) -> np.ndarray:
-    """The centred correlation ``c(rho)`` after one layer of ``activation`` (module docstring).
-
-    For ``relu``, ``abs`` and ``tilted_relu``; ``rho`` in [-1, 1].
-    """
-    base = _SAME_AS.get(activation, activation)
-    if base not in _SECOND_MOMENTS:
-        known = ", ".join(sorted([*_SECOND_MOMENTS, *_SAME_AS]))
-        raise ValueError(f"no closed-form correlation map for {activation!r}; known: {known}")
-    r = np.clip(np.asarray(rho, dtype=float), -1.0, 1.0)
-    moment = _SECOND_MOMENTS[base]
-    mean_sq = moment(np.float64(0.0))  # E f(u) f(v) at rho = 0 is (E f)^2
-    return (moment(r) - mean_sq) / (moment(np.float64(1.0)) - mean_sq)
 
 
 def pre_activations(model: DeepMLP, x: Tensor) -> Iterator[Tensor]:

@@ -18,7 +18,7 @@ from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
 from galu.activations import get_activation
-from galu.normalization.correlation import correlation_map
+from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
 from galu.observations import JACOBIAN_FLOOR, jacobian_stats
 from galu.plotting import (

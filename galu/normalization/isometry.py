@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from galu.normalization.modules import NORMALIZED_PREFIX, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 
 VARIANTS = ("raw", "normalized")
@@ -87,6 +86,10 @@ def gram_eigenvalues(features: np.ndarray) -> np.ndarray:
 
 def activation_name(base: str, variant: str) -> str:
     """The :mod:`galu.normalization.modules` name of ``base`` in ``variant``."""
+    # Imported here, not at the top (as in isometry_tables): the figures use this module's
+    # Marchenko-Pastur density and start without torch, which modules brings.
+    from galu.normalization.modules import NORMALIZED_PREFIX
+
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     return base if variant == "raw" else NORMALIZED_PREFIX + base
@@ -106,6 +109,8 @@ def isometry_tables(
     ``(summary, eigenvalues)``: one row per (activation, variant, seed) with the KS
     distance to MP(``E f^2``), and one row per eigenvalue.
     """
+    from galu.normalization.modules import reference_activation
+
     names = list(activations)
     summary, spectra = [], []
     for seed in seeds:
