@@ -35,7 +35,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from galu.device import describe, resolve_device
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, build_mlp
-from galu.normalization.stacked import StackedMLP, member_cross_entropy
+from galu.normalization.stacked import MomentumSGD, StackedMLP, member_cross_entropy
 from galu.normalization.training import train_epoch
 
 # Stated fp32 peaks (FLOP/s) of known devices: dense, without tensor cores (torch keeps
@@ -97,7 +97,7 @@ def host_loader_epoch(
 
 
 def stacked_epoch(
-    model: StackedMLP, opt: torch.optim.Optimizer, data: TensorData, batch: int, lrs: torch.Tensor
+    model: StackedMLP, opt: MomentumSGD, data: TensorData, batch: int, lrs: torch.Tensor
 ) -> None:
     """One epoch of the stacked trainer's step (galu.normalization.stacked), shared order."""
     model.train()
@@ -105,7 +105,7 @@ def stacked_epoch(
     for start in range(0, len(order) - batch + 1, batch):
         idx = order[start : start + batch]
         losses = member_cross_entropy(model(data.x_train[idx]), data.y_train[idx])
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         (lrs * losses).sum().backward()
         opt.step()
 
@@ -141,7 +141,7 @@ def main() -> None:
         for m, lr in zip(models, lrs, strict=True)
     ]
     stacked = StackedMLP(models).to(device)
-    stacked_opt = torch.optim.SGD(stacked.parameters(), lr=1.0, momentum=0.9)
+    stacked_opt = MomentumSGD(stacked.parameters(), momentum=0.9)
     lr_weights = torch.tensor(lrs, device=device)
     shuffle = torch.Generator(device=device).manual_seed(0)
     steps = args.samples // args.batch_size

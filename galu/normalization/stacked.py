@@ -157,13 +157,15 @@ class MomentumSGD:
     operation (``buf = grad`` at the first step, then ``buf = m buf + grad``; ``p -= buf``),
     so the numbers are the same. Why not that class: constructing any ``torch.optim``
     optimizer imports ``torch._dynamo`` (about 1 s of CPU, a tenth of a quick training job)
-    and these jobs never compile.
+    and these jobs never compile. The updates of all tensors go as three ``_foreach`` calls
+    (elementwise, so the same numbers as one call per tensor): a depth-60 stack has 122
+    parameter tensors, and three calls per tensor cost about 1 ms a step on a CPU.
     """
 
     def __init__(self, params: Iterable[Tensor], momentum: float) -> None:
         self.params = list(params)
         self.momentum = momentum
-        self.buffers: list[Tensor | None] = [None] * len(self.params)
+        self.buffers: list[Tensor] | None = None
 
     def zero_grad(self) -> None:
         for param in self.params:
@@ -171,18 +173,18 @@ class MomentumSGD:
 
     @torch.no_grad()
     def step(self) -> None:
-        for i, param in enumerate(self.params):
-            grad = param.grad
-            if grad is None:
-                continue
-            if self.momentum != 0:
-                buffer = self.buffers[i]
-                if buffer is None:
-                    buffer = self.buffers[i] = torch.clone(grad).detach()
-                else:
-                    buffer.mul_(self.momentum).add_(grad)
-                grad = buffer
-            param.add_(grad, alpha=-1.0)
+        if any(p.grad is None for p in self.params):
+            raise RuntimeError("every parameter of the stack needs a gradient before a step")
+        grads = [p.grad for p in self.params]
+        if self.momentum == 0:
+            torch._foreach_add_(self.params, grads, alpha=-1.0)
+            return
+        if self.buffers is None:
+            self.buffers = [torch.clone(g).detach() for g in grads]
+        else:
+            torch._foreach_mul_(self.buffers, self.momentum)
+            torch._foreach_add_(self.buffers, grads)
+        torch._foreach_add_(self.params, self.buffers, alpha=-1.0)
 
 
 def member_cross_entropy(logits: Tensor, target: Tensor) -> Tensor:
