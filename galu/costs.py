@@ -189,12 +189,12 @@ def _images(config: Config, wc: Wildcards) -> Sizes:
     im = g["images"]
     n_train = (im["train_subset"] or 60_000) * (1 - im["validation_fraction"])
     total, nets = Sizes(gpu=bool(g["gpu"])), 0
+    pad = pads_widths(im["pad_widths"], "cuda" if g["gpu"] else "cpu")
     for model in im["models"]:
         widths = [0] if model == "linear" else im["widths"]
         count = (
             im["seeds"] * len(im["lrs"]) * (len(im["gate_scales"]) if model in SIGMOID_GATED else 1)
         )
-        pad = pads_widths(im["pad_widths"], "cuda" if g["gpu"] else "cpu")
         padded = max(im["widths"]) if pad and model != "linear" else None
         macs = sum(
             count * _image_macs(model, padded or w, im["depth"], im["n_components"]) for w in widths

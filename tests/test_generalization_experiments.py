@@ -7,15 +7,13 @@ import pandas as pd
 import pytest
 import torch
 
+from galu.generalization.accuracy import CONTRACT_COLUMNS, EXTRA_COLUMNS, accuracy_table
 from galu.generalization.experiments import (
-    CONTRACT_COLUMNS,
-    EXTRA_COLUMNS,
     ClusterSettings,
     ImageSettings,
     LinearSettings,
     ParitySettings,
     SyntheticSettings,
-    accuracy_table,
     clusters_table,
     image_accuracy,
     image_experiment,

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from galu.normalization.correlation import (
-    correlation_map,
     layer_correlations,
     mean_abs_cosine,
     pre_activations,
     random_baseline,
 )
+from galu.normalization.correlation_map import correlation_map
 from galu.normalization.mlp import build_mlp
 
 FUNCTIONS = {

@@ -12,7 +12,7 @@ from matplotlib.colors import to_hex
 
 from galu.jobs import NORMALIZATION_FIGURES
 from galu.normalization import figures
-from galu.normalization.correlation import correlation_map
+from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
 from galu.plotting import activation_colour, plt
 

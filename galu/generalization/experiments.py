@@ -12,7 +12,8 @@ Four experiments, each a function returning one row per trained network:
 - :func:`linear_table`: linearly separable data against the training-set size.
 - :func:`parity_table`: parity of ``s`` random bits.
 
-:func:`accuracy_table` stacks them into ``results/generalization/accuracy.csv``
+:func:`~galu.generalization.accuracy.accuracy_table` stacks them into
+``results/generalization/accuracy.csv``
 (DESIGN.md columns first). ``width`` is 0 for the linear baseline (no hidden layer).
 Member seeds are ``seed, seed + 1, ...``; data seeds derive from ``seed`` alone.
 """
@@ -29,14 +30,6 @@ import torch
 
 from galu.ensembles.least_squares import load_exact, solve_galu
 from galu.ensembles.networks import GaLUNet
-from galu.generalization.accuracy import (  # noqa: F401 (re-exported: the table layout)
-    CONTRACT_COLUMNS,
-    DATASETS,
-    EXTRA_COLUMNS,
-    IMAGE_DATASETS,
-    SYNTHETIC_DATASETS,
-    accuracy_table,
-)
 from galu.generalization.features import ImageFeatures, image_features
 from galu.generalization.layout import pads_widths
 from galu.generalization.models import MODELS, SIGMOID, MemberSpec
@@ -95,7 +88,7 @@ class ImageSettings:
     ``gate_scales`` are the paper's ``a`` (gate ``sigmoid(x·u / (a d))`` of ``galu0``;
     see :mod:`galu.generalization.models`), swept for the sigmoid-gated models only.
     ``train_subset`` 0 keeps the whole training set; ``pad_widths`` (true, false or
-    ``auto``: padded on a GPU only) see :func:`galu.generalization.models.pads_widths`.
+    ``auto``: padded on a GPU only) see :func:`galu.generalization.layout.pads_widths`.
     """
 
     models: Sequence[str]

@@ -32,7 +32,6 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from galu.normalization.correlation_map import correlation_map  # noqa: F401 (its theory)
 from galu.normalization.mlp import DeepMLP
 
 
