@@ -10,6 +10,7 @@ Both run the same number of steps, so they compute the same numbers (checked).
 
     python benchmarks/ensemble.py                 # quick grid, 2 threads, 3 repeats
     python benchmarks/ensemble.py --threads 1 --steps 300
+    python benchmarks/ensemble.py --overhead 40000     # plan for 2 threads' measured cost
 
 Prints member-iterations per second of each path (median over repeats) and their ratio.
 """
@@ -57,11 +58,23 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200, help="training steps per network")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (median kept)")
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    parser.add_argument(
+        "--overhead",
+        type=float,
+        help="the planner's fixed cost of a step (default: the config's ensemble_overhead, "
+        "measured for the jobs' one thread; benchmarks/ensemble_overhead.py measures others)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     members = quick_members(args.config)
-    options = FitOptions(EnsembleSettings(steps=args.steps, lr=1e-2, batch_size=128))
+    # The workflow's planning of the ensembles (memorization.ensemble_overhead) by default.
+    overhead = args.overhead
+    if overhead is None:
+        overhead = yaml.safe_load(args.config.read_text())["memorization"]["ensemble_overhead"]
+    options = FitOptions(
+        EnsembleSettings(steps=args.steps, lr=1e-2, batch_size=128), overhead=overhead
+    )
     fit_members(members[:2], options)  # warm-up: first-call costs are not throughput
     work = len(members) * args.steps
     seconds = {"ensemble": [], "loop": []}
@@ -80,6 +93,7 @@ def main() -> None:
         "steps": args.steps,
         "threads": args.threads,
         "repeats": args.repeats,
+        "overhead": overhead,
         "torch": torch.__version__,
         "member_iterations_per_s": rate,
         "seconds": seconds,
@@ -87,8 +101,8 @@ def main() -> None:
         "max_prediction_difference": difference,
     }
     print(
-        f"{len(members)} networks x {args.steps} steps, {args.threads} threads, torch "
-        f"{torch.__version__}, median of {args.repeats}"
+        f"{len(members)} networks x {args.steps} steps, {args.threads} threads, overhead "
+        f"{overhead:g}, torch {torch.__version__}, median of {args.repeats}"
     )
     for path in ("ensemble", "loop"):
         print(f"  {path:8s} {rate[path]:12,.0f} member-iterations/s")

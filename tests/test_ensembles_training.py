@@ -26,6 +26,7 @@ from galu.ensembles.training import (
     predict,
     train_ensemble,
 )
+from galu.seeding import derive_seed
 
 F64 = torch.float64
 
@@ -227,6 +228,20 @@ def test_member_batches_walk_through_permutations_from_each_members_seed() -> No
     assert torch.equal(torch.cat([next(alone) for _ in range(5)], dim=1)[0], stream[1])
 
 
+@pytest.mark.parametrize("steps", [1, 3, 50])
+def test_member_batches_are_each_members_permutations_back_to_back(steps: int) -> None:
+    # The stream is fixed: member e's permutations of range(n[e]) from its own generator,
+    # cut into batches, whatever the chunking (steps sets the refill size) and however a
+    # batch straddles two permutations or a refill (n = 7 and 12 against batch 5).
+    ns, seeds, batch = [7, 12], [3, 4], 5
+    batches = iter(MemberBatches(ns, batch, seeds, torch.device("cpu"), steps=steps))
+    stream = torch.cat([next(batches) for _ in range(40)], dim=1)
+    for e, (n, seed) in enumerate(zip(ns, seeds, strict=True)):
+        gen = torch.Generator().manual_seed(derive_seed(seed, "batches"))
+        perms = torch.cat([torch.randperm(n, generator=gen) for _ in range(40 * batch // n + 1)])
+        assert torch.equal(stream[e], perms[: 40 * batch])
+
+
 def test_losses_on_tiny_inputs() -> None:
     out = torch.tensor([[[1.0], [2.0]], [[0.0], [-1.0]]])
     target = torch.tensor([[[0.0], [0.0]], [[1.0], [1.0]]])
@@ -326,6 +341,30 @@ def test_plan_ensembles_is_optimal_for_one_dimension(overhead: float) -> None:
     order = sorted(range(7), key=lambda e: sizes[e])
     best = min(_plan_cost(p, sizes, overhead) for p in _partitions(order))
     assert _plan_cost(plan, sizes, overhead) == pytest.approx(best)
+
+
+def _set_partitions(items: list[int]):
+    """Every split of a set into non-empty blocks."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partition in _set_partitions(rest):
+        yield [[first], *partition]
+        for i in range(len(partition)):
+            yield [*partition[:i], [first, *partition[i]], *partition[i + 1 :]]
+
+
+def test_plan_ensembles_groups_by_shape_when_equal_work_differs_in_shape() -> None:
+    # Narrow networks on many inputs and wide ones on few have about the same work, so in
+    # the order of work they alternate: no contiguous cut of that order groups the two
+    # narrow and the two wide ones (cost 1102 + 2 * 500), which is the optimum over
+    # all 15 partitions; padding all four together costs 4216 + 500.
+    sizes = [(8, 33), (30, 9), (8, 34), (31, 9)]
+    plan = plan_ensembles(sizes, 500.0)
+    assert sorted(plan) == [[0, 2], [1, 3]]
+    best = min(_plan_cost(p, sizes, 500.0) for p in _set_partitions([0, 1, 2, 3]))
+    assert _plan_cost(plan, sizes, 500.0) == best == 1102 + 2 * 500
 
 
 def test_plan_ensembles_extremes() -> None:

@@ -189,18 +189,10 @@ class MemberBatches:
                 yield chunk[:, t]
 
 
-def plan_ensembles(sizes: Sequence[Sequence[int]], overhead: float) -> list[list[int]]:
-    """Split members into ensembles that minimize padded work plus per-ensemble overhead.
-
-    ``sizes[e]`` lists member e's padded dimensions (e.g. width and input + output size);
-    an ensemble's work per step is its member count times the product of the per-dimension
-    maxima, and every ensemble adds ``overhead`` (the fixed cost of a step, in the same
-    units). Members are ordered by their own work and cut into contiguous runs by
-    dynamic programming (optimal for one dimension). Returns lists of member indices.
-    """
-    if overhead < 0:
-        raise ValueError(f"overhead must be >= 0, got {overhead!r}")
-    order = sorted(range(len(sizes)), key=lambda e: (math.prod(sizes[e]), tuple(sizes[e])))
+def _plan_in_order(
+    order: Sequence[int], sizes: Sequence[Sequence[int]], overhead: float
+) -> tuple[float, list[list[int]]]:
+    """Cheapest cut of ``order`` into contiguous runs (dynamic programming), and its cost."""
     best = [0.0] + [math.inf] * len(order)
     cut = [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):
@@ -214,7 +206,30 @@ def plan_ensembles(sizes: Sequence[Sequence[int]], overhead: float) -> list[list
     while end > 0:
         plan.append(sorted(order[cut[end] : end]))
         end = cut[end]
-    return plan[::-1]
+    return best[-1], plan[::-1]
+
+
+def plan_ensembles(sizes: Sequence[Sequence[int]], overhead: float) -> list[list[int]]:
+    """Split members into ensembles that minimize padded work plus per-ensemble overhead.
+
+    ``sizes[e]`` lists member e's padded dimensions (e.g. width and input + output size);
+    an ensemble's work per step is its member count times the product of the per-dimension
+    maxima, and every ensemble adds ``overhead`` (the fixed cost of a step, in the same
+    units). Members are ordered and cut into contiguous runs by dynamic programming,
+    which is optimal for one dimension. With several dimensions no one order is: members
+    of equal work can differ in shape (width 32 on 8 inputs, width 8 on 32), and padding
+    them together costs four times their work. So the cut is made in the order of the
+    members' own work and in the order of each dimension first, and the cheapest plan is
+    kept (the first of equals). Returns lists of member indices.
+    """
+    if overhead < 0:
+        raise ValueError(f"overhead must be >= 0, got {overhead!r}")
+    members = range(len(sizes))
+    work = [(math.prod(s), tuple(s)) for s in sizes]
+    keys = [lambda e: work[e]]
+    keys += [lambda e, i=i: (sizes[e][i], *work[e]) for i in range(len(sizes[0]) if sizes else 0)]
+    plans = [_plan_in_order(sorted(members, key=key), sizes, overhead) for key in keys]
+    return min(plans, key=lambda cost_plan: cost_plan[0])[1]
 
 
 def _check_data(x: Tensor, y: Tensor, members: int) -> bool:

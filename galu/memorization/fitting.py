@@ -114,7 +114,7 @@ class FitOptions:
     settings: EnsembleSettings
     device: str = "cpu"
     dtype: torch.dtype = torch.float32
-    overhead: float = 10000.0
+    overhead: float = 20000.0
 
 
 def _padded(arrays: Sequence[np.ndarray], rows: int, cols: int) -> np.ndarray:
