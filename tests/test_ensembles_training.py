@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from galu.ensembles import training
+from galu.ensembles import fused_adam, training
 from galu.ensembles.networks import make_model
 from galu.ensembles.training import (
     EnsembleSettings,
@@ -374,3 +374,34 @@ def test_plan_ensembles_extremes() -> None:
     assert plan_ensembles([], 5.0) == []
     with pytest.raises(ValueError, match="overhead must be >= 0, got -1"):
         plan_ensembles(sizes, -1)
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_fused_adam_updates_bit_for_bit_as_torchs_fused_adam(weight_decay: float) -> None:
+    # Same start, same gradients for 5 steps; the readout gets none in step 3 (torch
+    # skips it then, and so must we). Every parameter and moment must be equal exactly.
+    gen = torch.Generator().manual_seed(0)
+    start = [torch.randn(3, 4, 5, generator=gen), torch.randn(3, 5, 1, generator=gen)]
+    ours = [torch.nn.Parameter(t.clone()) for t in start]
+    theirs = [torch.nn.Parameter(t.clone()) for t in start]
+    mine = fused_adam.adam(ours, lr=0.01, weight_decay=weight_decay)
+    assert isinstance(mine, fused_adam.FusedAdam)
+    torch_adam = torch.optim.Adam(theirs, lr=0.01, weight_decay=weight_decay, fused=True)
+    for step in range(5):
+        grads = [torch.randn(t.shape, generator=gen) for t in start]
+        for params, optimizer in ((ours, mine), (theirs, torch_adam)):
+            optimizer.zero_grad(set_to_none=True)
+            for p, g in zip(params, grads, strict=True):
+                p.grad = None if (step == 3 and p.shape[-1] == 1) else g.clone()
+            optimizer.step()
+    for i, (p, q) in enumerate(zip(ours, theirs, strict=True)):
+        assert torch.equal(p, q)
+        state = torch_adam.state[q]
+        assert torch.equal(mine.exp_avgs[i], state["exp_avg"])
+        assert torch.equal(mine.exp_avg_sqs[i], state["exp_avg_sq"])
+        assert torch.equal(mine.steps[i], state["step"])
+
+
+def test_adam_falls_back_to_torchs_for_tensors_the_kernel_does_not_take() -> None:
+    mixed = [torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(2, dtype=F64))]
+    assert isinstance(fused_adam.adam(mixed, lr=0.1), torch.optim.Adam)

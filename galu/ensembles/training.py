@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from galu.ensembles.fused_adam import adam, fusable
 from galu.seeding import derive_seed
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
@@ -256,20 +258,17 @@ def _take(data: Tensor, idx: Tensor, shared: bool, offsets: Tensor) -> Tensor:
     return picked.view(*idx.shape, *data.shape[2:])
 
 
-def _optimizer(params: list[nn.Parameter], settings: EnsembleSettings) -> torch.optim.Optimizer:
+def _optimizer(params: list[nn.Parameter], settings: EnsembleSettings) -> Any:
     # The fused kernels update all elements in one pass (tens of times faster than the
     # per-tensor CPU default here) and are elementwise like it, so members stay independent.
-    fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
     if settings.optimizer == "adam":
-        return torch.optim.Adam(
-            params, lr=settings.lr, weight_decay=settings.weight_decay, fused=fused
-        )
+        return adam(params, settings.lr, settings.weight_decay)
     return torch.optim.SGD(
         params,
         lr=settings.lr,
         momentum=settings.momentum,
         weight_decay=settings.weight_decay,
-        fused=fused,
+        fused=fusable(params),
     )
 
 
