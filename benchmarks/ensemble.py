@@ -34,9 +34,8 @@ from galu.memorization.fitting import FitOptions, Member, fit_members
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 
-def quick_members(config_path: Path) -> list[Member]:
-    """Every trained network of the quick under-parameterized grid."""
-    grid = yaml.safe_load(config_path.read_text())["memorization"]["underparam"]
+def quick_members(grid: dict) -> list[Member]:
+    """Every trained network of an under-parameterized grid (``memorization.underparam``)."""
     seeds = range(grid["seeds"])
     models = [m for m in grid["models"] if m != "galu_exact"]
     points = underparam_points(grid["ms"], grid["ds"], grid["ks"])
@@ -67,11 +66,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    members = quick_members(args.config)
+    memorization = yaml.safe_load(args.config.read_text())["memorization"]
+    members = quick_members(memorization["underparam"])
     # The workflow's planning of the ensembles (memorization.ensemble_overhead) by default.
-    overhead = args.overhead
-    if overhead is None:
-        overhead = yaml.safe_load(args.config.read_text())["memorization"]["ensemble_overhead"]
+    overhead = memorization["ensemble_overhead"] if args.overhead is None else args.overhead
     options = FitOptions(
         EnsembleSettings(steps=args.steps, lr=1e-2, batch_size=128), overhead=overhead
     )

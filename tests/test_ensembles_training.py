@@ -390,7 +390,7 @@ def test_fused_adam_updates_bit_for_bit_as_torchs_fused_adam(weight_decay: float
     for step in range(5):
         grads = [torch.randn(t.shape, generator=gen) for t in start]
         for params, optimizer in ((ours, mine), (theirs, torch_adam)):
-            optimizer.zero_grad(set_to_none=True)
+            optimizer.zero_grad()
             for p, g in zip(params, grads, strict=True):
                 p.grad = None if (step == 3 and p.shape[-1] == 1) else g.clone()
             optimizer.step()

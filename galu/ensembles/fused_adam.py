@@ -8,8 +8,8 @@ second per job). :class:`FusedAdam` keeps the same state (first and second momen
 float32 step count per tensor, as torch's fused path keeps them) and makes the same two
 calls, ``_foreach_add_`` on the step counts and ``torch._fused_adam_``, so every update is
 bit for bit torch's (``tests/test_ensembles_training.py`` checks it). Where the fused
-kernel is missing (an old torch) or a tensor is not on a CPU or CUDA device,
-:func:`adam` returns ``torch.optim.Adam`` itself.
+kernel is missing (an old torch), a tensor is not on a CPU or CUDA device, or the tensors
+differ in device or dtype, :func:`adam` returns ``torch.optim.Adam`` itself.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ class FusedAdam:
         self.exp_avgs, self.exp_avg_sqs = _zeros_like(params), _zeros_like(params)
         self.steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in params]
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        """Drop the gradients (the trainer's ``zero_grad(set_to_none=True)``)."""
+    def zero_grad(self) -> None:
+        """Drop the gradients, as torch's ``zero_grad()`` (``set_to_none=True``) does."""
         for p in self.params:
             p.grad = None
 

@@ -446,7 +446,7 @@ def train_ensemble(
         # masking its loss keeps NaN out of the sum (other members' gradients stay exact).
         diverged = torch.where(~torch.isfinite(losses) & (diverged < 0), step, diverged)
         total = torch.where(diverged < 0, losses, torch.zeros_like(losses)).sum()
-        optimizer.zero_grad(set_to_none=True)
+        optimizer.zero_grad()  # set_to_none, torch's default
         total.backward()
         optimizer.step()
         if settings.record_every and step % settings.record_every == 0:
