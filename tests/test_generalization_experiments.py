@@ -251,3 +251,38 @@ def test_accuracy_table_has_the_contract_columns_first(image_grid_table):
 def test_bad_settings_are_named(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+def test_training_scores_are_the_scores_of_a_second_pass_bit_for_bit(loss):
+    # The trainer's final pass over the training data (kept by train_members) gives the
+    # same losses and error rates as scoring the data again; with per-member data, one
+    # member's targets hold a NaN, so it diverges and both give NaN for it.
+    from galu.generalization.models import MemberSpec
+    from galu.generalization.training import scores, training_scores
+
+    gen = torch.Generator().manual_seed(3)
+    members = [
+        MemberSpec("relu", 8, 0, 1e-2),
+        MemberSpec("galu0", 4, 1, 1e-2, 2.0),
+        MemberSpec("relu", 4, 2, 1e-2),
+        MemberSpec("linear", 0, 3, 1e-2),
+    ]
+    n = 5000  # more than one evaluation chunk (4096 rows)
+    if loss == "cross_entropy":  # shared data, integer labels
+        x, out_dim = torch.randn(n, 6, generator=gen), 3
+        y = torch.randint(0, 3, (n,), generator=gen)
+    else:  # per-member data, (E, n, 1) targets
+        x, out_dim = torch.randn(len(members), n, 6, generator=gen), 1
+        y = torch.randn(len(members), n, 1, generator=gen)
+        y[2, 7, 0] = float("nan")
+    fit = train_members(members, x, y, loss, 30, 64, 2, out_dim, False, "cpu")
+    xs, ys = (x, y) if x.dim() == 2 else (x[fit.order], y[fit.order])
+    again = scores(fit, loss, xs, ys)
+    kept = training_scores(fit, xs, ys)
+    assert fit.result.final_outputs is None  # released after use
+    diverged = int(loss == "mse")
+    assert fit.result.diverged.sum() == diverged
+    for a, b in zip(kept, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert np.isfinite(a).sum() == len(members) - diverged

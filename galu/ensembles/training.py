@@ -40,6 +40,8 @@ _SAMPLER_CHUNK = 1 << 20
 # Largest encoded data set (elements) kept for training when it is larger than the data
 # itself (512 MiB in float32); beyond it the model's plain forward runs at every step.
 _ENCODED_LIMIT = 1 << 27
+# Samples per forward pass when whole data sets are evaluated (predict, losses, scores).
+EVAL_BATCH = 4096
 
 
 def mse_loss(output: Tensor, target: Tensor) -> Tensor:
@@ -139,6 +141,9 @@ class TrainResult:
     history_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     history_loss: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     seconds: float = 0.0
+    # The outputs ``(E, n, ...)`` of the pass that gave ``final_loss``, when the caller
+    # asked for them (``train_ensemble(keep_outputs=True)``); None otherwise.
+    final_outputs: Tensor | None = field(default=None, repr=False)
 
     @property
     def diverged(self) -> np.ndarray:
@@ -280,7 +285,7 @@ def _device_of(model: nn.Module, device: torch.device | str | None) -> torch.dev
 
 
 @torch.no_grad()
-def predict(model: nn.Module, x: Tensor, batch_size: int = 4096) -> Tensor:
+def predict(model: nn.Module, x: Tensor, batch_size: int = EVAL_BATCH) -> Tensor:
     """Model outputs for all samples, in chunks of ``batch_size`` along the sample axis."""
     axis = x.dim() - 2
     parts = [model(chunk) for chunk in x.split(batch_size, dim=axis)]
@@ -293,7 +298,7 @@ def outputs_and_losses(
     loss_fn: LossFn,
     x: Tensor,
     y: Tensor,
-    batch_size: int = 4096,
+    batch_size: int = EVAL_BATCH,
     keep_outputs: bool = True,
 ) -> tuple[Tensor | None, Tensor]:
     """Model outputs for all samples (as :func:`predict`) and the per-member loss on the
@@ -317,7 +322,7 @@ def outputs_and_losses(
 
 
 def member_losses(
-    model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, batch_size: int = 4096
+    model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, batch_size: int = EVAL_BATCH
 ) -> Tensor:
     """Per-member loss on the whole data set, ``(E,)``; ``loss_fn`` must average over B."""
     return outputs_and_losses(model, loss_fn, x, y, batch_size, keep_outputs=False)[1]
@@ -388,22 +393,31 @@ def _encoded(
 
 
 def _final_losses(
-    model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, counts: list[int]
-) -> Tensor:
-    """Full-data loss per member, each over its own ``counts[e]`` rows."""
+    model: nn.Module,
+    loss_fn: LossFn,
+    x: Tensor,
+    y: Tensor,
+    counts: list[int],
+    keep_outputs: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Full-data loss per member, each over its own ``counts[e]`` rows, and (when asked
+    for and every member uses all rows) the outputs of that pass."""
     axis = 0 if x.dim() == 2 else 1
-    final = None
-    for count in sorted(set(counts)):
+    final = outputs = None
+    distinct = sorted(set(counts))
+    keep = keep_outputs and distinct == [x.shape[axis]]
+    for count in distinct:
         rows = slice(0, count)
-        losses = member_losses(
+        outputs, losses = outputs_and_losses(
             model,
             loss_fn,
             x[rows] if axis == 0 else x[:, rows],
             y[rows] if axis == 0 else y[:, rows],
+            keep_outputs=keep,
         )
         picked = torch.tensor([c == count for c in counts], device=losses.device)
         final = losses if final is None else torch.where(picked, losses, final)
-    return final
+    return final, outputs
 
 
 def train_ensemble(
@@ -415,6 +429,7 @@ def train_ensemble(
     settings: EnsembleSettings,
     device: torch.device | str | None = None,
     n_samples: Sequence[int] | None = None,
+    keep_outputs: bool = False,
 ) -> TrainResult:
     """Train every member of ``model`` on its own loss; see the module docstring.
 
@@ -423,7 +438,9 @@ def train_ensemble(
     model's own seeds fix its initialization). ``loss_fn(output, target)`` returns the
     per-member mean loss ``(E,)``. ``device`` moves model and data; None keeps the
     model's device. ``n_samples[e]`` (default: all n) lets member e use only the first
-    rows of padded data; that needs minibatches.
+    rows of padded data; that needs minibatches. ``keep_outputs`` keeps the outputs of the
+    final full-data pass in ``final_outputs`` (when every member uses all rows), so a caller
+    that scores the training data needs no second pass.
     """
     members = len(seeds)
     device = _device_of(model, device)
@@ -453,7 +470,7 @@ def train_ensemble(
             history.append(losses.detach())
         bar.update()
     bar.close()
-    final = _final_losses(model, loss_fn, x, y, counts)
+    final, outputs = _final_losses(model, loss_fn, x, y, counts, keep_outputs)
     # The last update can itself blow a member up: count that as divergence at `steps`.
     diverged = torch.where(~torch.isfinite(final) & (diverged < 0), settings.steps, diverged)
     final = torch.where(diverged < 0, final, torch.full_like(final, float("nan")))
@@ -466,4 +483,5 @@ def train_ensemble(
             torch.stack(history).double().cpu().numpy() if history else np.zeros((0, members))
         ),
         seconds=time.perf_counter() - start,
+        final_outputs=outputs,
     )

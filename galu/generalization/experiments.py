@@ -41,7 +41,13 @@ from galu.generalization.tasks import (
     linearly_separable,
     parity,
 )
-from galu.generalization.training import Fit, error_rates, scores, train_members
+from galu.generalization.training import (
+    Fit,
+    error_rates,
+    scores,
+    train_members,
+    training_scores,
+)
 
 CLASSES = 10
 # Models of the synthetic tasks: one hidden layer, no gate scale to select, so no
@@ -176,7 +182,7 @@ def image_grid(
     )
     table = member_frame(members, fit.order)
     table.insert(0, "dataset", dataset)
-    table["train_loss"], table["train_error"] = scores(fit, "cross_entropy", x_fit, y_fit)
+    table["train_loss"], table["train_error"] = training_scores(fit, x_fit, y_fit)
     _, table["val_error"] = scores(fit, "cross_entropy", x_val, y_val)
     table["test_loss"], table["test_error"] = scores(fit, "cross_entropy", x_test, y_test)
     table["n_train"], table["n_test"] = len(y_fit), len(y_test)
@@ -254,7 +260,7 @@ def _synthetic_rows(
     fit = train_members(members, x_train, y_train, loss, settings.steps, batch, 1, 1, False, device)
     order = torch.from_numpy(fit.order)
     table = member_frame(members, fit.order)
-    table["train_loss"], table["train_error"] = scores(fit, loss, x_train[order], y_train[order])
+    table["train_loss"], table["train_error"] = training_scores(fit, x_train, y_train[order])
     table["test_loss"], table["test_error"] = scores(fit, loss, x_test[order], y_test[order])
     table["n_train"], table["n_test"] = y_train.shape[1], y_test.shape[1]
     table["diverged"] = fit.result.diverged

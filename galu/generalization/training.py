@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from galu.ensembles.training import (
+    EVAL_BATCH,
     EnsembleSettings,
     TrainResult,
     loss_function,
@@ -25,8 +26,6 @@ from galu.ensembles.training import (
     train_ensemble,
 )
 from galu.generalization.models import MemberSpec, MemberStack, build_ensemble
-
-EVAL_BATCH = 4096
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,10 @@ def train_members(
         x, y = x[order], y[order]
     settings = EnsembleSettings(steps=steps, lr=base_lr, batch_size=batch_size, optimizer="adam")
     seeds = [m.seed for m in stack.members]
-    result = train_ensemble(stack, loss_function(loss), x, y, seeds, settings, device)
+    # The final pass's outputs are kept for training_scores (one pass over the data, not two).
+    result = train_ensemble(
+        stack, loss_function(loss), x, y, seeds, settings, device, keep_outputs=True
+    )
     return Fit(stack, result, order.numpy())
 
 
@@ -105,9 +107,31 @@ def scores(fit: Fit, loss: str, x: Tensor, y: Tensor) -> tuple[np.ndarray, np.nd
     device = next(fit.stack.parameters()).device
     x, y = x.to(device), y.to(device)
     outputs, member_loss = outputs_and_losses(fit.stack, loss_function(loss), x, y, EVAL_BATCH)
+    return _masked_scores(fit, outputs, member_loss, x.dim(), y)
+
+
+def training_scores(fit: Fit, x: Tensor, y: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scores` on the training data ``(x, y)`` the fit was trained on, from the
+    outputs of the trainer's own final pass over them (no second forward pass).
+
+    That pass chunks the data as :func:`scores` does (``EVAL_BATCH``) and computes the same
+    loss, so the numbers are bit for bit those of ``scores(fit, loss, x, y)``. The kept
+    outputs are released here.
+    """
+    outputs, fit.result.final_outputs = fit.result.final_outputs, None
+    if outputs is None:
+        raise ValueError("the fit kept no final outputs (train_members keeps them)")
+    device = outputs.device
+    member_loss = torch.from_numpy(fit.result.final_loss)
+    return _masked_scores(fit, outputs, member_loss, x.dim(), y.to(device))
+
+
+def _masked_scores(
+    fit: Fit, outputs: Tensor, member_loss: Tensor, x_dim: int, y: Tensor
+) -> tuple[np.ndarray, np.ndarray]:
     losses = member_loss.double().cpu().numpy()
     # Squared-error targets carry a trailing output axis of size 1; labels do not.
-    labels = y[..., 0] if y.dim() == x.dim() else y
+    labels = y[..., 0] if y.dim() == x_dim else y
     errors = error_rates(outputs, labels)
     bad = fit.result.diverged | ~np.isfinite(losses)
     return np.where(bad, np.nan, losses), np.where(bad, np.nan, errors)
