@@ -142,3 +142,64 @@ def test_bad_inputs_raise() -> None:
         min_norm_lstsq(x[None], x[None, :, :1], driver="gelsy")
     with pytest.raises(ValueError, match=r"rcond must be in \[0, 1\)"):
         min_norm_lstsq(x[None], x[None, :, :1], rcond=2.0)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_the_kernel_is_phi_phi_transposed(bias: bool) -> None:
+    # Widths 3 and 5 (the narrower one masked), per-member inputs.
+    net = GaLUNet(4, [3, 5], [0, 1], bias=bias, dtype=F64)
+    x = _gaussian((2, 7, 4), seed=4)
+    phi = exact._design(net, x, slice(0, 2))
+    kernel = exact.galu_kernel(net, x, slice(0, 2))
+    torch.testing.assert_close(kernel, phi @ phi.transpose(1, 2), rtol=1e-13, atol=1e-13)
+
+
+def _fit_both(net: GaLUNet, x: torch.Tensor, y: torch.Tensor) -> tuple:
+    return exact.exact_fits(net, x, y), solve_galu(net, x, y)
+
+
+def test_exact_fits_skip_the_solve_only_where_full_row_rank_is_certified(monkeypatch) -> None:
+    # m = 40 samples, d = 4: width 24 has 96 features (full row rank, certified), width 6
+    # has 24 (fewer than m: solved); member 2 has width 24 but two equal samples, so its
+    # kernel is singular: not certified, solved, rank 39 as the solver finds it.
+    m, d = 40, 4
+    net = GaLUNet(d, [24, 6, 24], [0, 1, 2], dtype=F64)
+    x, y = _gaussian((3, m, d), seed=5), _gaussian((3, m, 1), seed=6)
+    x[2, 1] = x[2, 0]
+    calls = []
+    solver = exact.min_norm_lstsq
+    monkeypatch.setattr(
+        exact, "min_norm_lstsq", lambda a, *rest: calls.append(a) or solver(a, *rest)
+    )
+    fits = exact.exact_fits(net, x, y)
+    assert [a.shape[0] for a in calls] == [2]  # members 1 and 2, in one solve
+    monkeypatch.setattr(exact, "min_norm_lstsq", solver)
+    reference = solve_galu(net, x, y)
+    assert fits.rank.tolist() == reference.rank.tolist() == [m, 6 * d, m - 1]
+    assert torch.equal(fits.fitted[0], y[0])  # certified: the fit is the labels themselves
+    torch.testing.assert_close(fits.fitted[0], reference.fitted[0], rtol=0, atol=1e-10)
+    assert torch.equal(fits.fitted[1:], reference.fitted[1:])  # the same solves
+
+
+def test_exact_fits_match_the_solver_across_the_interpolation_threshold() -> None:
+    # Shared inputs, widths from k d = m / 2 to 4 m: ranks equal the solver's everywhere,
+    # and the fits agree to rounding (zero loss from k d = m on).
+    m, d = 48, 6
+    widths = [4, 7, 8, 9, 12, 32]
+    net = GaLUNet(d, widths, list(range(len(widths))), dtype=F64)
+    x, y = _gaussian((m, d), seed=7), _gaussian((m, 1), seed=8)
+    fits, reference = _fit_both(net, x, y)
+    assert fits.rank.tolist() == reference.rank.tolist()
+    assert fits.rank.tolist()[-2:] == [m, m]
+    torch.testing.assert_close(fits.fitted, reference.fitted, rtol=0, atol=1e-9)
+
+
+def test_a_coarse_rcond_turns_the_certificate_off() -> None:
+    # The certificate guarantees sigma_min / sigma_max > 1e-4 only: a cutoff above that
+    # must go through the solver.
+    net = GaLUNet(4, [24], [0], dtype=F64)
+    x, y = _gaussian((1, 40, 4), seed=9), _gaussian((1, 40, 1), seed=10)
+    fits = exact.exact_fits(net, x, y, rcond=0.5)
+    reference = solve_galu(net, x, y, rcond=0.5)
+    assert fits.rank.tolist() == reference.rank.tolist()
+    assert torch.equal(fits.fitted, reference.fitted)

@@ -23,6 +23,7 @@ with one shared readout (whose problem is bilinear, not convex). Only for
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -34,6 +35,11 @@ from galu.ensembles.networks import GaLUNet
 # are solved in chunks of this size so the paper-scale grids fit in memory.
 _MAX_ELEMENTS = 1 << 25
 LSTSQ_DRIVERS = ("auto", "gelsd", "svd")
+# exact_fits certifies full row rank when lambda_min(Phi Phi^T) exceeds this fraction of
+# its trace, i.e. sigma_min / sigma_max > 1e-4: far above the rounding of the kernel and of
+# its Cholesky factorization (about m * eps * lambda_max, 5e-13 of it at m = 2048) and far
+# above the solvers' rank cutoff (rcond = eps * max(m, p) < 1e-9 for p below 10^6).
+_FULL_RANK_MARGIN = 1e-8
 
 
 def galu_features(x: Tensor, gates: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -126,13 +132,101 @@ def _member_chunks(members: int, per_member: int) -> list[slice]:
     return [slice(i, min(i + step, members)) for i in range(0, members, step)]
 
 
-def _design(model: GaLUNet, x: Tensor, rows: slice) -> Tensor:
+def _design(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
     x = model.prepare(x.to(model.gates.device, torch.float64))
     x = x if x.dim() == 2 else x[rows]
     phi = galu_features(x, model.gates[rows].double(), model.mask[rows])
     if model.bias:
         phi = torch.cat([phi, torch.ones_like(phi[..., :1])], dim=-1)
     return phi
+
+
+def galu_kernel(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
+    """``Phi Phi^T`` ``(E, m, m)`` in float64 for members ``rows``, without forming ``Phi``.
+
+    Unit j's block of a sample's features is ``1{x·u_j >= 0} x``, so the inner product of
+    two samples' features is ``(x·x') * sum_j g_j(x) g_j(x')``: the kernel is the
+    elementwise product of the inputs' Gram matrix and the gates' (plus 1 for the bias
+    column). That costs ``m^2 (d + K)`` instead of the ``m^2 K d`` of ``Phi`` itself.
+    """
+    x = model.prepare(x.to(model.gates.device, torch.float64))
+    x = x if x.dim() == 2 else x[rows]
+    gates = model.gates[rows].double()
+    on = (torch.matmul(x, gates.transpose(1, 2)) >= 0).double() * model.mask[rows, None, :]
+    inputs = torch.matmul(x, x.transpose(-1, -2))
+    kernel = torch.matmul(on, on.transpose(1, 2)) * inputs
+    return kernel + 1.0 if model.bias else kernel
+
+
+@dataclass
+class ExactFits:
+    """``fitted`` ``(E, m, o)`` and ``rank`` ``(E,)`` as :func:`solve_galu` gives them."""
+
+    fitted: Tensor
+    rank: Tensor
+
+
+def _certified_full_rank(kernel: Tensor) -> Tensor:
+    """Members whose kernel has ``lambda_min > _FULL_RANK_MARGIN * trace``, ``(E,)`` bool.
+
+    A Cholesky factorization of the kernel lowered by that much succeeds exactly when it
+    is still positive definite (to the factorization's rounding, far below the margin).
+    """
+    trace = kernel.diagonal(dim1=1, dim2=2).sum(dim=1)
+    eye = torch.eye(kernel.shape[1], dtype=kernel.dtype, device=kernel.device)
+    shifted = kernel - (_FULL_RANK_MARGIN * trace)[:, None, None] * eye
+    return torch.linalg.cholesky_ex(shifted).info == 0
+
+
+def exact_fits(
+    model: GaLUNet, x: Tensor, y: Tensor, rcond: float | None = None, driver: str = "auto"
+) -> ExactFits:
+    """The training predictions and ranks of :func:`solve_galu`, without its solve where
+    ``Phi`` provably has full row rank.
+
+    With ``p = K d_in (+ 1) >= m`` features and ``sigma_min / sigma_max`` of ``Phi`` above
+    ``1e-4`` (certified from the kernel, :func:`galu_kernel`), the solver's numerical
+    rank is ``m`` and the minimum-norm solution interpolates: the fit is ``y`` itself (the
+    solver returns ``y`` up to its rounding). Those members cost a kernel and a Cholesky
+    factorization of ``m x m`` instead of an SVD-based solve of ``m x p``; every other
+    member (fewer features than samples, or nearly rank deficient) is solved by
+    :func:`solve_galu`'s own solver. Members' results do not depend on each other.
+    """
+    if not isinstance(model, GaLUNet):
+        raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
+    members, m = model.n_members, x.shape[-2]
+    y = _member_targets(model, y)
+    certified = torch.zeros(members, dtype=torch.bool)
+    if rcond is None or rcond < math.sqrt(_FULL_RANK_MARGIN):
+        # Only members with at least m features of their own can have full row rank.
+        features = torch.tensor(model.member_widths) * model.input_dim + int(model.bias)
+        candidates = torch.nonzero(features >= m).flatten()
+        for chunk in candidates.split(max(1, _MAX_ELEMENTS // (m * m))):
+            kernel = galu_kernel(model, x, chunk.to(model.gates.device))
+            certified[chunk] = _certified_full_rank(kernel).cpu()
+    fitted = y.clone()
+    rank = torch.full((members,), m, dtype=torch.long, device=y.device)
+    rest = torch.nonzero(~certified).flatten()
+    per_member = m * model.max_width * model.input_dim
+    for chunk in rest.split(max(1, _MAX_ELEMENTS // max(per_member, 1))):
+        rows = chunk.to(y.device)
+        solution = min_norm_lstsq(_design(model, x, rows), y[rows], rcond, driver)
+        fitted[rows], rank[rows] = solution.fitted, solution.rank.to(rank.dtype)
+    return ExactFits(fitted=fitted, rank=rank)
+
+
+def _member_targets(model: GaLUNet, y: Tensor) -> Tensor:
+    """``y`` as float64 ``(E, m, o)`` on the model's device, checked."""
+    members = model.n_members
+    y = y.to(model.gates.device, torch.float64)
+    if y.dim() == 2:
+        y = y.expand(members, *y.shape)
+    if y.dim() != 3 or y.shape[0] != members or y.shape[2] != model.out_dim:
+        raise ValueError(
+            f"y must be (m, {model.out_dim}) or ({members}, m, {model.out_dim}), "
+            f"got {tuple(y.shape)}"
+        )
+    return y
 
 
 def solve_galu(
@@ -146,14 +240,7 @@ def solve_galu(
     if not isinstance(model, GaLUNet):
         raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
     members = model.n_members
-    y = y.to(model.gates.device, torch.float64)
-    if y.dim() == 2:
-        y = y.expand(members, *y.shape)
-    if y.dim() != 3 or y.shape[0] != members or y.shape[2] != model.out_dim:
-        raise ValueError(
-            f"y must be (m, {model.out_dim}) or ({members}, m, {model.out_dim}), "
-            f"got {tuple(y.shape)}"
-        )
+    y = _member_targets(model, y)
     width, d_in = model.max_width, model.input_dim
     parts = []
     for rows in _member_chunks(members, y.shape[1] * width * d_in):

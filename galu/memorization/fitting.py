@@ -7,7 +7,8 @@ network is a :class:`Member`: the model (``relu``, ``galu`` or ``galu_exact``), 
 ``relu`` and ``galu`` train through :func:`galu.ensembles.training.train_ensemble` on the
 squared loss (no bias), grouped into as few padded ensembles as pays; ``galu_exact`` is
 the least-squares optimum of :func:`galu.ensembles.least_squares.solve_galu` with the same
-gates as ``galu`` of the same seed.
+gates as ``galu`` of the same seed (its fit and rank, :func:`~galu.ensembles.least_squares.
+exact_fits`, which skips the solve where full row rank is certified).
 
 Seeds: member data, initialization, gates and minibatch order all derive from one seed,
 and the same seed gives the same data for every width and model, so widths and models
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from galu.ensembles.least_squares import solve_galu
+from galu.ensembles.least_squares import exact_fits
 from galu.ensembles.networks import GaLUNet, make_model
 from galu.ensembles.training import (
     EnsembleSettings,
@@ -176,7 +177,7 @@ def _solve_bucket(
     )
     x = torch.from_numpy(np.stack([p[0] for p in data]))
     y = torch.from_numpy(np.stack([p[1] for p in data]))
-    solution = solve_galu(net, x, y)
+    solution = exact_fits(net, x, y)
     fitted, rank = solution.fitted.cpu().numpy(), solution.rank.cpu().numpy()
     return [MemberFit(fitted[e], -1, int(rank[e])) for e in range(len(members))]
 
