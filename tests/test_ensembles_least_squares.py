@@ -179,6 +179,11 @@ def test_exact_fits_skip_the_solve_only_where_full_row_rank_is_certified(monkeyp
     assert torch.equal(fits.fitted[0], y[0])  # certified: the fit is the labels themselves
     torch.testing.assert_close(fits.fitted[0], reference.fitted[0], rtol=0, atol=1e-10)
     assert torch.equal(fits.fitted[1:], reference.fitted[1:])  # the same solves
+    # A model whose members are all certified makes no solve at all.
+    calls.clear()
+    monkeypatch.setattr(exact, "min_norm_lstsq", lambda a, *rest: calls.append(a))
+    alone = exact.exact_fits(GaLUNet(d, [24], [0], dtype=F64), x[:1], y[:1])
+    assert calls == [] and alone.rank.tolist() == [m] and torch.equal(alone.fitted, y[:1])
 
 
 def test_exact_fits_match_the_solver_across_the_interpolation_threshold() -> None:

@@ -132,6 +132,12 @@ def _member_chunks(members: int, per_member: int) -> list[slice]:
     return [slice(i, min(i + step, members)) for i in range(0, members, step)]
 
 
+def _index_chunks(members: Tensor, per_member: int) -> list[Tensor]:
+    """``members`` (indices) in chunks of at most ``_MAX_ELEMENTS`` elements; none if empty."""
+    step = max(1, _MAX_ELEMENTS // max(per_member, 1))
+    return list(members.split(step)) if members.numel() else []
+
+
 def _design(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
     x = model.prepare(x.to(model.gates.device, torch.float64))
     x = x if x.dim() == 2 else x[rows]
@@ -201,14 +207,13 @@ def exact_fits(
         # Only members with at least m features of their own can have full row rank.
         features = torch.tensor(model.member_widths) * model.input_dim + int(model.bias)
         candidates = torch.nonzero(features >= m).flatten()
-        for chunk in candidates.split(max(1, _MAX_ELEMENTS // (m * m))):
+        for chunk in _index_chunks(candidates, m * m):
             kernel = galu_kernel(model, x, chunk.to(model.gates.device))
             certified[chunk] = _certified_full_rank(kernel).cpu()
     fitted = y.clone()
     rank = torch.full((members,), m, dtype=torch.long, device=y.device)
     rest = torch.nonzero(~certified).flatten()
-    per_member = m * model.max_width * model.input_dim
-    for chunk in rest.split(max(1, _MAX_ELEMENTS // max(per_member, 1))):
+    for chunk in _index_chunks(rest, m * model.max_width * model.input_dim):
         rows = chunk.to(y.device)
         solution = min_norm_lstsq(_design(model, x, rows), y[rows], rcond, driver)
         fitted[rows], rank[rows] = solution.fitted, solution.rank.to(rank.dtype)
