@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from galu.scm.odes import CommitteeODE, integrate
-from galu.scm.simulation import initial_weights, record_steps, simulate
+from galu.scm.simulation import initial_weights, record_steps, simulate, simulate_etas
 
 
 def test_initial_weights_have_exactly_the_requested_overlaps() -> None:
@@ -91,3 +91,31 @@ def test_bad_arguments_raise() -> None:
         simulate(1, 1, "tanh", *args[3:], seeds=[1])
     with pytest.raises(ValueError, match=r"R0 must be \(2, 1\)"):
         simulate(2, 1, *args[2:], seeds=[1])
+
+
+@pytest.mark.parametrize("activation", ["relu", "erf"])
+def test_etas_run_together_give_each_eta_its_own_run_bit_for_bit(activation: str) -> None:
+    # Two constant etas and a schedule in one batch; blocks of 16 straddle the records.
+    kwargs = dict(
+        K=2,
+        M=2,
+        activation=activation,
+        R0=1e-3 * np.eye(2),
+        Q0=np.diag([0.2, 0.3]),
+        N=60,
+        alpha=np.array([0.0, 0.5, 1.0, 3.0]),
+        seeds=[3, 7],
+        n_test=50,
+        block=16,
+    )
+    etas = [0.5, 1.5, lambda a: 0.8 if a < 1.0 else 0.3]
+    together = simulate_etas(etas=etas, **kwargs)
+    for eta, run in zip(etas, together, strict=True):
+        alone = simulate(eta=eta, **kwargs)
+        for field in ("alpha", "R", "Q", "eps_g_theory", "eps_g_measured"):
+            np.testing.assert_array_equal(getattr(run, field), getattr(alone, field))
+    assert not np.allclose(together[0].R[:, -1], together[1].R[:, -1])
+    with pytest.raises(ValueError, match="at least one"):
+        simulate_etas(etas=[], **kwargs)
+    with pytest.raises(ValueError, match="eta must be"):
+        simulate_etas(etas=[0.5, -1.0], **kwargs)

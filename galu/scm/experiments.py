@@ -72,7 +72,7 @@ def simulation_table(
     """
     import torch  # only simulations need it; the ODE jobs start faster without
 
-    from galu.scm.simulation import simulate
+    from galu.scm.simulation import simulate_etas
 
     if sim["dtype"] not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64, got {sim['dtype']!r}")
@@ -81,11 +81,13 @@ def simulation_table(
     seeds = [seed + k for k in range(sim["seeds"])]
     grid = log_alpha_grid(setting["sim_alpha_max"], sim["points"], 1.0 / sim["N"])
     frames = []
-    for eta in setting["sim_etas"]:
-        result = simulate(
-            K, M, setting["activation"], eta, R0, Q0, sim["N"], grid, seeds, sim["n_test"],
-            device, getattr(torch, sim["dtype"]), sim["block"],
-        )  # fmt: skip
+    etas = list(setting["sim_etas"])
+    # Every eta runs the same seeds: one batch shares their draws (simulate_etas).
+    results = simulate_etas(
+        K, M, setting["activation"], etas, R0, Q0, sim["N"], grid, seeds, sim["n_test"],
+        device, getattr(torch, sim["dtype"]), sim["block"],
+    ) if etas else []  # fmt: skip
+    for eta, result in zip(etas, results, strict=True):
         states = pack_many(result.R, result.Q)  # (seeds, n, size)
         for s, seed_value in enumerate(result.seeds):
             frame = pd.DataFrame(states[s], columns=state_labels(K, M))

@@ -275,30 +275,34 @@ def _simulate_schedules(
 ) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
     """Finite-N runs under the best constant eta and each listed schedule (seed mean)."""
     from galu.scm.experiments import start  # noqa: PLC0415
-    from galu.scm.simulation import simulate  # noqa: PLC0415 (torch only when simulating)
+    from galu.scm.simulation import simulate_etas  # noqa: PLC0415 (torch only when simulating)
 
     R0, Q0 = start(setting)
     K, M = R0.shape
     seeds = [seed + k for k in range(sim_config["seeds"])]
     grid = log_alpha_grid(config["sim_alpha_max"], sim_config["points"], 1.0 / sim_config["N"])
-    rows, frames = [], []
+    keys: list[tuple[str, float]] = []
+    etas: list[float | Callable[[float], float]] = []
     for schedule in config["sim_schedules"]:
         if schedule == "constant":
-            eta: float | Callable[[float], float] = best
-            key = ("constant", best)
+            etas.append(best)
+            keys.append(("constant", best))
         else:
-            key = (schedule, math.nan)
+            keys.append((schedule, math.nan))
             run = next(r for k, r in runs.items() if k[0] == schedule)
             ok = np.isfinite(run.eta)
-            eta = schedule_function(run.trajectory.alpha[ok], run.eta[ok])
-        result = simulate(
-            K, M, setting["activation"], eta, R0, Q0, sim_config["N"], grid, seeds,
-            sim_config["n_test"], device, block=sim_config["block"],
-        )  # fmt: skip
+            etas.append(schedule_function(run.trajectory.alpha[ok], run.eta[ok]))
+    # The schedules run the same seeds: one batch shares their draws (simulate_etas).
+    results = simulate_etas(
+        K, M, setting["activation"], etas, R0, Q0, sim_config["N"], grid, seeds,
+        sim_config["n_test"], device, block=sim_config["block"],
+    ) if etas else []  # fmt: skip
+    rows, frames = [], []
+    for (schedule, constant), eta, result in zip(keys, etas, results, strict=True):
         eps = result.eps_g_theory.mean(axis=0)  # seed mean of the closed form in (R, Q)
-        etas = np.array([eta(a) for a in result.alpha]) if callable(eta) else np.full(
+        used = np.array([eta(a) for a in result.alpha]) if callable(eta) else np.full(
             result.alpha.size, best)  # fmt: skip
-        frames.append(_trajectory_frame(name, schedule, "sim", result.alpha, eps, etas)
-                      .assign(constant_eta=key[1]))  # fmt: skip
-        rows.append(_summary_row(name, schedule, "sim", key[1], result.alpha, eps, config))
+        frames.append(_trajectory_frame(name, schedule, "sim", result.alpha, eps, used)
+                      .assign(constant_eta=constant))  # fmt: skip
+        rows.append(_summary_row(name, schedule, "sim", constant, result.alpha, eps, config))
     return rows, frames

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,8 +117,38 @@ def simulate(
     ``eta`` is a number or a schedule ``alpha -> eta`` (:mod:`galu.scm.schedules`),
     evaluated at ``alpha = step / N`` before each step.
     """
+    return simulate_etas(
+        K, M, activation, [eta], R0, Q0, N, alpha, seeds, n_test, device, dtype, block
+    )[0]
+
+
+def simulate_etas(
+    K: int,
+    M: int,
+    activation: str,
+    etas: Sequence[float | Callable[[float], float]],
+    R0: Array,
+    Q0: Array,
+    N: int,
+    alpha: Array,
+    seeds: list[int],
+    n_test: int = 1000,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float64,
+    block: int = 512,
+) -> list[SimulationResult]:
+    """:func:`simulate` for several learning rates or schedules, one result each, at once.
+
+    A seed fixes the teacher, the initial student, the test set and the training inputs
+    whatever the learning rate, so the runs of every ``eta`` share them: they are drawn
+    once and the students of all etas advance together, one batch. Each run's numbers
+    are those of :func:`simulate` with its eta alone (tested).
+    """
     check_activation(activation)
-    _check_sim_args(1.0 if callable(eta) else eta, N, seeds, n_test, block)
+    for eta in etas:
+        _check_sim_args(1.0 if callable(eta) else eta, N, seeds, n_test, block)
+    if len(etas) == 0:
+        raise ValueError("etas must name at least one learning rate or schedule")
     if np.shape(R0) != (K, M) or np.shape(Q0) != (K, K):
         raise ValueError(
             f"R0 must be ({K}, {M}) and Q0 ({K}, {K}); got {np.shape(R0)}, {np.shape(Q0)}"
@@ -126,23 +156,37 @@ def simulate(
     steps = record_steps(alpha, N)
     dev = torch.device(device)
     with _one_thread_on_cpu(dev):
-        B, J, test_x, gens = _setup(R0, Q0, N, seeds, n_test, dev, dtype)
+        B, J0, test_x, gens = _setup(R0, Q0, N, seeds, n_test, dev, dtype)
+        J = J0.expand(len(etas), *J0.shape).clone()  # (etas, S, K, N)
         test_tau = g(test_x @ B.transpose(1, 2) / math.sqrt(N), activation).sum(-1)  # (S, P)
-        R, Q, measured, done = [], [], [], 0
+        records: list[list[tuple[Array, Array, Array]]] = [[] for _ in etas]
+        done = 0
         for target in steps:
             while done < target:
                 size = int(min(block, target - done))
                 xi = torch.stack(
                     [torch.randn(size, N, generator=gen, device=dev, dtype=dtype) for gen in gens]
                 )  # (S, size, N)
-                rate = _step_etas(eta, done, size, N) if callable(eta) else eta
-                _sgd_block(J, B, xi, activation, rate)
+                rates = [_step_etas(e, done, size, N) if callable(e) else e for e in etas]
+                _sgd_block(J, B, xi, activation, rates)
                 done += size
-            R.append((J @ B.transpose(1, 2) / N).cpu().numpy())
-            Q.append((J @ J.transpose(1, 2) / N).cpu().numpy())
-            sigma = g(test_x @ J.transpose(1, 2) / math.sqrt(N), activation).sum(-1)
-            measured.append((0.5 * (sigma - test_tau) ** 2).mean(-1).cpu().numpy())
-    R_arr, Q_arr = np.stack(R, axis=1), np.stack(Q, axis=1)
+            for run, J_e in zip(records, J, strict=True):
+                sigma = g(test_x @ J_e.transpose(1, 2) / math.sqrt(N), activation).sum(-1)
+                run.append(
+                    (
+                        (J_e @ B.transpose(1, 2) / N).cpu().numpy(),
+                        (J_e @ J_e.transpose(1, 2) / N).cpu().numpy(),
+                        (0.5 * (sigma - test_tau) ** 2).mean(-1).cpu().numpy(),
+                    )
+                )
+    return [_result(run, steps, seeds, N, activation) for run in records]
+
+
+def _result(
+    run: list[tuple[Array, Array, Array]], steps: Array, seeds: list[int], N: int, activation: str
+) -> SimulationResult:
+    """One eta's recordings ``(R, Q, measured eps_g)`` per recorded step, as a result."""
+    R_arr, Q_arr, measured = (np.stack(parts, axis=1) for parts in zip(*run, strict=True))
     return SimulationResult(
         alpha=steps / N,
         seeds=tuple(int(s) for s in seeds),
@@ -150,7 +194,7 @@ def simulate(
         R=R_arr,
         Q=Q_arr,
         eps_g_theory=generalization_error(R_arr, Q_arr, activation),
-        eps_g_measured=np.stack(measured, axis=1),
+        eps_g_measured=measured,
     )
 
 
@@ -213,18 +257,29 @@ def _setup(
 
 
 def _sgd_block(
-    J: torch.Tensor, B: torch.Tensor, xi: torch.Tensor, activation: str, eta: float | list[float]
+    J: torch.Tensor,
+    B: torch.Tensor,
+    xi: torch.Tensor,
+    activation: str,
+    rates: list[float | list[float]],
 ) -> None:
-    """Apply one SGD step per example of ``xi`` (S, b, N) to ``J`` (S, K, N) in place.
+    """Apply one SGD step per example of ``xi`` (S, b, N) to ``J`` (etas, S, K, N) in place.
 
-    ``eta`` is one learning rate for every step or one per step.
+    ``rates[e]`` is eta e's learning rate: one for every step or one per step.
     """
     xi = xi / math.sqrt(xi.shape[-1])  # x = J.xi/sqrt N and the step (eta/sqrt N) xi share it
     # the teacher never changes, so its outputs for the whole block come in one product
     tau = g(torch.bmm(xi, B.transpose(1, 2)), activation).sum(-1)  # (S, b)
+    if len(rates) > 1:  # one row of rates per eta, one column per step: (etas, b, 1, 1)
+        table = [rate if isinstance(rate, list) else [rate] * xi.shape[1] for rate in rates]
+        columns = torch.tensor(table, dtype=J.dtype, device=J.device)[:, :, None, None]
     for t in range(xi.shape[1]):
         x_t = xi[:, None, t]  # (S, 1, N)
-        pre = (J * x_t).sum(-1)  # (S, K); cheaper than bmm for a batch of mat-vecs
+        pre = (J * x_t).sum(-1)  # (etas, S, K); cheaper than bmm for a batch of mat-vecs
         error = tau[:, t] - g(pre, activation).sum(-1)  # tau - sigma
-        delta = g_prime(pre, activation) * error[:, None]
-        J.addcmul_(delta[:, :, None], x_t, value=eta[t] if isinstance(eta, list) else eta)
+        delta = g_prime(pre, activation) * error[..., None]
+        if len(rates) == 1:
+            rate = rates[0]
+            J.addcmul_(delta[..., None], x_t, value=rate[t] if isinstance(rate, list) else rate)
+        else:  # addcmul's value * t1 * t2 with value 1: (eta * delta) * x, as for one eta
+            J.addcmul_((delta * columns[:, t])[..., None], x_t)
