@@ -151,7 +151,7 @@ def test_each_round_fits_one_ensemble_per_kind(monkeypatch) -> None:
 
         return wrapper
 
-    monkeypatch.setattr(fitting, "solve_galu", counting("exact", fitting.solve_galu))
+    monkeypatch.setattr(fitting, "exact_fits", counting("exact", fitting.exact_fits))
     monkeypatch.setattr(fitting, "train_ensemble", counting("sgd", fitting.train_ensemble))
     exact = capacity_tasks(["galu_exact"], [40], [4], [1], "mse", [0, 1, 2])
     table = min_width_table(exact, 2, QUICK, lo=1, hi=16, probes_per_round=3)
