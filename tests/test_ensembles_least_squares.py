@@ -138,6 +138,8 @@ def test_bad_inputs_raise() -> None:
         solve_galu(net, x, _gaussian((10, 2), seed=0))
     with pytest.raises(ValueError, match="model must be a GaLUNet"):
         solve_galu(torch.nn.Linear(3, 1), x, x[:, :1])
+    with pytest.raises(ValueError, match="model must be a GaLUNet"):
+        exact.exact_fits(torch.nn.Linear(3, 1), x, x[:, :1])
     with pytest.raises(ValueError, match="driver must be one of"):
         min_norm_lstsq(x[None], x[None, :, :1], driver="gelsy")
     with pytest.raises(ValueError, match=r"rcond must be in \[0, 1\)"):
@@ -149,8 +151,9 @@ def test_the_kernel_is_phi_phi_transposed(bias: bool) -> None:
     # Widths 3 and 5 (the narrower one masked), per-member inputs.
     net = GaLUNet(4, [3, 5], [0, 1], bias=bias, dtype=F64)
     x = _gaussian((2, 7, 4), seed=4)
-    phi = exact._design(net, x, slice(0, 2))
-    kernel = exact.galu_kernel(net, x, slice(0, 2))
+    members = torch.arange(2)
+    phi = exact._design(net, x, members)
+    kernel = exact.galu_kernel(net, x, members)
     torch.testing.assert_close(kernel, phi @ phi.transpose(1, 2), rtol=1e-13, atol=1e-13)
 
 

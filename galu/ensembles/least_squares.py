@@ -48,13 +48,17 @@ def galu_features(x: Tensor, gates: Tensor, mask: Tensor | None = None) -> Tenso
     ``x`` is ``(m, d)`` shared or ``(E, m, d)``; ``gates`` is ``(E, K, d)``; ``mask``
     ``(E, K)`` zeroes the features of padded units.
     """
-    on = (torch.matmul(x, gates.transpose(1, 2)) >= 0).to(x.dtype)
-    if mask is not None:
-        on = on * mask[:, None, :].to(x.dtype)
+    on = _gates_on(x, gates, mask)
     if x.dim() == 2:
         x = x.expand(gates.shape[0], *x.shape)
     phi = on[..., :, None] * x[..., None, :]
     return phi.reshape(phi.shape[0], phi.shape[1], -1)
+
+
+def _gates_on(x: Tensor, gates: Tensor, mask: Tensor | None) -> Tensor:
+    """``1{x·u_j >= 0}`` (times the unit mask) in ``x``'s dtype, ``(E, m, K)``."""
+    on = (torch.matmul(x, gates.transpose(1, 2)) >= 0).to(x.dtype)
+    return on if mask is None else on * mask[:, None, :].to(x.dtype)
 
 
 @dataclass
@@ -127,27 +131,27 @@ class ExactGaLU:
     rank: Tensor
 
 
-def _member_chunks(members: int, per_member: int) -> list[slice]:
-    step = max(1, _MAX_ELEMENTS // max(per_member, 1))
-    return [slice(i, min(i + step, members)) for i in range(0, members, step)]
-
-
 def _index_chunks(members: Tensor, per_member: int) -> list[Tensor]:
     """``members`` (indices) in chunks of at most ``_MAX_ELEMENTS`` elements; none if empty."""
     step = max(1, _MAX_ELEMENTS // max(per_member, 1))
     return list(members.split(step)) if members.numel() else []
 
 
-def _design(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
+def _member_inputs(model: GaLUNet, x: Tensor, rows: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Members ``rows``' prepared float64 inputs (shared or their own), gates and unit mask."""
     x = model.prepare(x.to(model.gates.device, torch.float64))
     x = x if x.dim() == 2 else x[rows]
-    phi = galu_features(x, model.gates[rows].double(), model.mask[rows])
+    return x, model.gates[rows].double(), model.mask[rows]
+
+
+def _design(model: GaLUNet, x: Tensor, rows: Tensor) -> Tensor:
+    phi = galu_features(*_member_inputs(model, x, rows))
     if model.bias:
         phi = torch.cat([phi, torch.ones_like(phi[..., :1])], dim=-1)
     return phi
 
 
-def galu_kernel(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
+def galu_kernel(model: GaLUNet, x: Tensor, rows: Tensor) -> Tensor:
     """``Phi Phi^T`` ``(E, m, m)`` in float64 for members ``rows``, without forming ``Phi``.
 
     Unit j's block of a sample's features is ``1{x·u_j >= 0} x``, so the inner product of
@@ -155,10 +159,8 @@ def galu_kernel(model: GaLUNet, x: Tensor, rows: slice | Tensor) -> Tensor:
     elementwise product of the inputs' Gram matrix and the gates' (plus 1 for the bias
     column). That costs ``m^2 (d + K)`` instead of the ``m^2 K d`` of ``Phi`` itself.
     """
-    x = model.prepare(x.to(model.gates.device, torch.float64))
-    x = x if x.dim() == 2 else x[rows]
-    gates = model.gates[rows].double()
-    on = (torch.matmul(x, gates.transpose(1, 2)) >= 0).double() * model.mask[rows, None, :]
+    x, gates, mask = _member_inputs(model, x, rows)
+    on = _gates_on(x, gates, mask)
     inputs = torch.matmul(x, x.transpose(-1, -2))
     kernel = torch.matmul(on, on.transpose(1, 2)) * inputs
     return kernel + 1.0 if model.bias else kernel
@@ -198,10 +200,8 @@ def exact_fits(
     member (fewer features than samples, or nearly rank deficient) is solved by
     :func:`solve_galu`'s own solver. Members' results do not depend on each other.
     """
-    if not isinstance(model, GaLUNet):
-        raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
-    members, m = model.n_members, x.shape[-2]
     y = _member_targets(model, y)
+    members, m = model.n_members, x.shape[-2]
     certified = torch.zeros(members, dtype=torch.bool)
     if rcond is None or rcond < math.sqrt(_FULL_RANK_MARGIN):
         # Only members with at least m features of their own can have full row rank.
@@ -221,7 +221,9 @@ def exact_fits(
 
 
 def _member_targets(model: GaLUNet, y: Tensor) -> Tensor:
-    """``y`` as float64 ``(E, m, o)`` on the model's device, checked."""
+    """``y`` as float64 ``(E, m, o)`` on the model's device, checked (and the model)."""
+    if not isinstance(model, GaLUNet):
+        raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
     members = model.n_members
     y = y.to(model.gates.device, torch.float64)
     if y.dim() == 2:
@@ -242,13 +244,11 @@ def solve_galu(
     ``x`` ``(m, d)`` shared or ``(E, m, d)``; ``y`` matching ``(m, o)`` or ``(E, m, o)``
     with ``o = model.out_dim``. Members are solved in batches (chunked for memory).
     """
-    if not isinstance(model, GaLUNet):
-        raise ValueError(f"model must be a GaLUNet, got {type(model).__name__}")
-    members = model.n_members
     y = _member_targets(model, y)
+    members = model.n_members
     width, d_in = model.max_width, model.input_dim
     parts = []
-    for rows in _member_chunks(members, y.shape[1] * width * d_in):
+    for rows in _index_chunks(torch.arange(members, device=y.device), y.shape[1] * width * d_in):
         parts.append(min_norm_lstsq(_design(model, x, rows), y[rows], rcond, driver))
     coef = torch.cat([p.coef for p in parts])
     hidden = coef[:, : width * d_in].reshape(members, width, d_in, model.out_dim)
