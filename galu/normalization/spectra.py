@@ -71,7 +71,10 @@ def jacobian_squared_singular_values(model: DeepMLP, x: Tensor) -> np.ndarray:
     once per output unit, and row ``i`` of a copy pulls back the unit vector ``e_i``.
     Batch norm, if any, uses its running statistics (eval mode), so the copies do not
     interact and each Jacobian depends on its own input only. (``torch.func.jacrev`` gives
-    the same Jacobians but imports ``torch._dynamo``: about 1 s of CPU per job.)
+    the same Jacobians but imports ``torch._dynamo``: about 1 s of CPU per job. Passing the
+    unit vectors as ``grad_outputs`` imports ``sympy`` through torch's shape checks, 1 to
+    1.5 s; the gradient of ``sum(out * units)`` pulls back exactly ``units``, as 1 * 0 and
+    1 * 1 are exact.)
     """
     was_training = model.training
     model.eval()
@@ -81,7 +84,7 @@ def jacobian_squared_singular_values(model: DeepMLP, x: Tensor) -> np.ndarray:
     copies = h1.repeat_interleave(width, dim=0).requires_grad_(True)
     out = model.hidden_stack(copies)
     units = torch.eye(out.shape[1], dtype=out.dtype, device=out.device).repeat(batch, 1)
-    (rows,) = torch.autograd.grad(out, copies, grad_outputs=units)
+    (rows,) = torch.autograd.grad((out * units).sum(), copies)
     model.train(was_training)
     jac = rows.view(batch, out.shape[1], width)  # jac[b, i, j] = d h_depth[i] / d h_1[j]
     return torch.linalg.svdvals(jac.to(torch.float64)).square().cpu().numpy()
