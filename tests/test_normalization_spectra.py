@@ -87,7 +87,7 @@ def test_tables_are_tidy():
 
 def test_jacobian_rows_equal_the_pullback_of_the_unit_vectors_without_importing_sympy():
     # The function pulls back sum(out * units); torch's grad_outputs=units gives the same
-    # numbers bit for bit but imports sympy (1 to 1.5 s a job). A fresh interpreter shows
+    # numbers bit for bit but imports sympy (about 0.5 s a job). A fresh interpreter shows
     # which modules the function itself needs.
     model = build_mlp("relu", 4, 8, seed=3)
     with torch.no_grad():

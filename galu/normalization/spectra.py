@@ -72,9 +72,9 @@ def jacobian_squared_singular_values(model: DeepMLP, x: Tensor) -> np.ndarray:
     Batch norm, if any, uses its running statistics (eval mode), so the copies do not
     interact and each Jacobian depends on its own input only. (``torch.func.jacrev`` gives
     the same Jacobians but imports ``torch._dynamo``: about 1 s of CPU per job. Passing the
-    unit vectors as ``grad_outputs`` imports ``sympy`` through torch's shape checks, 1 to
-    1.5 s; the gradient of ``sum(out * units)`` pulls back exactly ``units``, as 1 * 0 and
-    1 * 1 are exact.)
+    unit vectors as ``grad_outputs`` imports ``sympy`` through torch's shape checks, about
+    0.5 s; the gradient of ``sum(out * units)`` pulls back exactly ``units``, since 1 * 0
+    and 1 * 1 are exact.)
     """
     was_training = model.training
     model.eval()
