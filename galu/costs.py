@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from galu.config import load_yaml
 from galu.data.registry import get_dataset
 from galu.generalization.layout import pads_widths
 from galu.jobs import Job
@@ -460,8 +459,7 @@ class CostModel:
 
     @classmethod
     def load(cls, path: str | Path = CONSTANTS) -> CostModel:
-        with open(path) as handle:
-            return cls(yaml.safe_load(handle))
+        return cls(load_yaml(path))
 
     def speed(self, machine: str) -> float:
         """A measured machine's speed factor (1: the reference machine, or one never

@@ -28,6 +28,7 @@ import torch
 
 from galu.ensembles.least_squares import exact_fits
 from galu.ensembles.networks import GaLUNet, make_model
+from galu.ensembles.side_by_side import map_side_by_side
 from galu.ensembles.training import (
     EnsembleSettings,
     padded_mse_loss,
@@ -203,19 +204,32 @@ def _buckets(members: Sequence[Member], options: FitOptions) -> list[list[int]]:
     return buckets
 
 
+def _bucket_cost(members: Sequence[Member]) -> float:
+    """A padded ensemble's work per step, for ordering (members x width x (d + out_dim))."""
+    return len(members) * max(m.width for m in members) * max(m.d + m.out_dim for m in members)
+
+
 def fit_members(members: Sequence[Member], options: FitOptions) -> list[MemberFit]:
-    """Fit every member; trained models go through as few padded ensembles as pays."""
+    """Fit every member; trained models go through as few padded ensembles as pays. With
+    several torch threads on a CPU the ensembles are fitted side by side, one thread each
+    (:func:`galu.ensembles.side_by_side.map_side_by_side`): the same numbers as on one."""
     tasks: dict[tuple, tuple[np.ndarray, ...]] = {}
     for m in members:
         key = (m.m, m.d, m.out_dim, m.seed, m.labels)
         if key not in tasks:
             tasks[key] = m.task()
-    fits: list[MemberFit | None] = [None] * len(members)
-    for bucket in _buckets(members, options):
-        chosen = [members[i] for i in bucket]
+
+    def fit(chosen: list[Member]) -> list[MemberFit]:
         data = [tasks[(m.m, m.d, m.out_dim, m.seed, m.labels)] for m in chosen]
-        fit = _solve_bucket if chosen[0].model == "galu_exact" else _train_bucket
-        for i, result in zip(bucket, fit(chosen, data, options), strict=True):
+        solve = _solve_bucket if chosen[0].model == "galu_exact" else _train_bucket
+        return solve(chosen, data, options)
+
+    buckets = _buckets(members, options)
+    chosen = [[members[i] for i in bucket] for bucket in buckets]
+    fitted = map_side_by_side(fit, chosen, _bucket_cost, options.device)
+    fits: list[MemberFit | None] = [None] * len(members)
+    for bucket, results in zip(buckets, fitted, strict=True):
+        for i, result in zip(bucket, results, strict=True):
             fits[i] = result
     return fits
 
