@@ -11,7 +11,9 @@ provenance sidecar.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -40,3 +42,17 @@ def describe(device: str) -> str:
 
         return f"cuda:{torch.cuda.get_device_name(torch.device(device))}"
     return "cpu"
+
+
+@contextlib.contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op thread count set to ``count`` inside the block, and restored after it,
+    also after an error."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from galu.device import torch_threads
 from galu.ensembles.side_by_side import map_side_by_side
 from galu.ensembles.training import EnsembleSettings
 from galu.memorization.fitting import FitOptions, Member, _buckets, fit_members
@@ -16,10 +17,8 @@ from galu.memorization.fitting import FitOptions, Member, _buckets, fit_members
 
 @pytest.fixture
 def two_threads() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(2):
+        yield
 
 
 def test_results_keep_the_items_order_whatever_the_cost_order(two_threads):
@@ -57,15 +56,11 @@ def test_torch_threads_are_restored_after_an_error(two_threads):
 
 @pytest.mark.parametrize("device, threads", [("cuda", 2), ("cpu", 1)])
 def test_a_gpu_or_one_thread_runs_in_the_callers_thread_in_order(device, threads):
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        seen = []
+    seen = []
+    with torch_threads(threads):
         out = map_side_by_side(
             lambda i: seen.append(threading.get_ident()) or i, [2, 1], float, device
         )
-    finally:
-        torch.set_num_threads(before)
     assert out == [2, 1]
     assert seen == [threading.get_ident()] * 2
 
@@ -80,14 +75,10 @@ def test_fit_members_at_two_threads_is_bitwise_the_one_thread_fit():
     ]
     options = FitOptions(EnsembleSettings(steps=40, lr=0.02, batch_size=16), overhead=0.0)
     assert len(_buckets(members, options)) >= 4  # several pieces of work to spread
-    before = torch.get_num_threads()
     fits = {}
-    try:
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
+    for threads in (1, 2):
+        with torch_threads(threads):
             fits[threads] = fit_members(members, options)
-    finally:
-        torch.set_num_threads(before)
     for one, two in zip(fits[1], fits[2], strict=True):
         assert np.array_equal(one.pred, two.pred, equal_nan=True)
         assert (one.diverged_step, one.rank) == (two.diverged_step, two.rank)

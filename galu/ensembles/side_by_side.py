@@ -20,6 +20,8 @@ from typing import TypeVar
 
 import torch
 
+from galu.device import torch_threads
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
@@ -34,15 +36,11 @@ def map_side_by_side(
     a CPU (the costliest items first, so the threads finish together), sequentially on a GPU
     or with one thread. Torch's thread count is restored afterwards, also after an error."""
     threads = torch.get_num_threads()
-    if str(device) != "cpu" or threads == 1 or len(items) < 2:
+    if torch.device(device).type != "cpu" or threads == 1 or len(items) < 2:
         return [work(item) for item in items]
     order = sorted(range(len(items)), key=lambda i: -cost(items[i]))
     results: list[Result | None] = [None] * len(items)
-    torch.set_num_threads(1)
-    try:
-        with ThreadPoolExecutor(min(threads, len(items))) as pool:
-            for i, result in zip(order, pool.map(lambda i: work(items[i]), order), strict=True):
-                results[i] = result
-    finally:
-        torch.set_num_threads(threads)
+    with torch_threads(1), ThreadPoolExecutor(min(threads, len(items))) as pool:
+        for i, result in zip(order, pool.map(lambda i: work(items[i]), order), strict=True):
+            results[i] = result
     return results

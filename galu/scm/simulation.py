@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from galu.device import torch_threads
 from galu.scm.odes import generalization_error
 from galu.scm.transfer import check_activation, g, g_prime
 
@@ -206,18 +207,9 @@ def _step_etas(schedule: Callable[[float], float], done: int, size: int, N: int)
     return etas
 
 
-@contextlib.contextmanager
-def _one_thread_on_cpu(device: torch.device) -> Iterator[None]:
+def _one_thread_on_cpu(device: torch.device) -> contextlib.AbstractContextManager[None]:
     """Per-step tensors are tiny: on the CPU, intra-op threads only add synchronization."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return torch_threads(1) if device.type == "cpu" else contextlib.nullcontext()
 
 
 def _check_sim_args(eta: float, N: int, seeds: list[int], n_test: int, block: int) -> None:
