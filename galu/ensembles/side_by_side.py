@@ -2,7 +2,7 @@
 
 An ensemble's step is a few batched products of small matrices (members x batch x width):
 torch's intra-op threads split such an operation across cores poorly, so a second thread
-buys little (``benchmarks/ensemble.py``: about 1.2x from 1 to 2 threads). Independent
+buys little (``benchmarks/ensemble.py``: 1.1-1.3x from 1 to 2 threads). Independent
 ensembles are better spread over the threads whole. Python threads suffice: torch releases
 the GIL inside each operation, and an ensemble's time is in its operations.
 
