@@ -2,9 +2,12 @@
 
 A tiny configuration of the normalization coefficients stage runs through
 snakemake-executor-plugin-slurm with profiles/slurm (plus profiles/slurm-ci for the test
-cluster); SLURM's accounting (sacct) is the evidence of what ran where. Outside CI the tests
-skip, with the reason, when the cluster cannot be started (not root, no packages, no plugin);
-with CI=true they fail instead.
+cluster); SLURM's accounting (sacct) is the evidence of what ran where.
+
+Starting the cluster installs Debian packages and starts daemons as root, so it happens only
+when asked: ``GALU_TEST_SLURM=1`` (``.ci/run`` sets it). Without it the tests skip with
+``OPT_IN_REASON``. Asked for, they skip with the reason when the cluster cannot be started (not
+root, no packages, no plugin), or fail instead with CI=true.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ from conftest import REPO, copy_repo, run, tool
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 CI = os.environ.get("CI", "").lower() == "true"
+OPT_IN = "GALU_TEST_SLURM"
+OPT_IN_REASON = (
+    f"the SLURM tests install and start slurm-wlm, slurmdbd, munge and mariadb-server as root;"
+    f" set {OPT_IN}=1 to run them"
+)
 START, STOP = REPO / "ci/slurm/start.sh", REPO / "ci/slurm/stop.sh"
 TARGETS = ["results/normalization/coefficients.csv", "figures/normalization/activations.png"]
 RULES = {"normalization_coefficients", "normalization_plot_coefficients"}
@@ -52,6 +60,8 @@ def unavailable(reason: str) -> None:
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[None]:
     """Start the cluster for this session (installing it if needed); stop what we started."""
+    if os.environ.get(OPT_IN) != "1":
+        pytest.skip(OPT_IN_REASON)
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         unavailable('snakemake-executor-plugin-slurm is not installed (pip install -e ".[dev]")')
     if os.geteuid() != 0:
