@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from galu.runconfig import merge
 
 REPO = Path(__file__).resolve().parents[1]
 # No job heartbeats in the tests (galu.feedback): scripts run in-process by unit tests would
@@ -105,12 +108,44 @@ def repo_copy(tmp_path: Path) -> Path:
     return copy_repo(tmp_path / "repo")
 
 
+# The shared finished run: the tiny configuration plus the two image datasets at a tiny
+# size, so that it runs every rule the quick scale plans.
+FINISHED_RUN = merge(
+    yaml.safe_load((REPO / "config/tiny.yaml").read_text()),
+    {
+        "generalization": {
+            "datasets": ["mnist", "fashion_mnist", "clusters", "linear", "parity"],
+            "images": {"widths": [8], "seeds": 1, "steps": 20, "train_subset": 2000},
+        }
+    },
+)
+
+
+def site_configured_repo(dest: Path, settings: dict) -> Path:
+    """A copy of the repository whose site settings (``config/local.yaml``, merged over
+    config/config.yaml by the Snakefile) carry ``settings`` too, so that every plain command
+    (``snakemake``, ``dvc repro``, ``galu``) runs with them."""
+    root = copy_repo(dest)
+    site = root / "config/local.yaml"
+    found = (yaml.safe_load(site.read_text()) or {}) if site.is_file() else {}
+    site.write_text(yaml.safe_dump(merge(found, settings)))
+    return root
+
+
 @pytest.fixture(scope="session")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One full run of the default workflow in a fresh copy, shared by the slow tests.
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One full run of the workflow at ``FINISHED_RUN`` (every rule of the quick scale, seconds
+    per job), shared by the tests that read a finished run.
 
     Tests that change files in it must work on a copy (``shutil.copytree``) or restore it.
     """
-    root = copy_repo(tmp_path_factory.mktemp("quick") / "repo")
+    root = site_configured_repo(tmp_path_factory.mktemp("finished") / "repo", FINISHED_RUN)
     run([tool("snakemake"), "--cores", "2"], root)
     return root
+
+
+def copy_of_run(run_root: Path, dest: Path) -> Path:
+    """A copy of a finished run's checkout (outputs, Snakemake's records and mtimes
+    included), for a test that changes it; the copy plans nothing the original does not."""
+    shutil.copytree(run_root, dest, symlinks=True)
+    return dest

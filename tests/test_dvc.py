@@ -42,47 +42,47 @@ def find_metrics(tree, key: str) -> dict:
     return {}
 
 
-def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(quick_run, tmp_path):
+def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(finished_run, tmp_path):
     """On the shared quick run (made by `snakemake`): `dvc repro` runs every stage's Snakemake
     call and none of them recomputes anything; push, delete, pull restores the same bytes;
     after the documented `snakemake --touch`, nothing is planned. The run is restored."""
     snakemake, dvc = tool("snakemake"), tool("dvc")
-    made = digests(quick_run)
-    repro = run([dvc, "repro"], quick_run)
+    made = digests(finished_run)
+    repro = run([dvc, "repro"], finished_run)
     said = repro.stdout + repro.stderr
     assert said.count("Nothing to be done") == len(load_yaml(REPO / "dvc.yaml")["stages"]), said
     # Same bytes, sidecars included: a recomputed output would carry new start/finish times.
     # (mtimes are not compared: DVC re-links file outputs from its cache when it commits them.)
-    assert digests(quick_run) == made
+    assert digests(finished_run) == made
     # The README's first steps: up to date, the verdict as metrics, plots offline, a clean
     # strict audit.
-    assert "up to date" in run([dvc, "status"], quick_run).stdout
-    metrics = run([dvc, "metrics", "show", "--json"], quick_run).stdout
-    claims = pd.read_csv(quick_run / "results/claims.csv")
+    assert "up to date" in run([dvc, "status"], finished_run).stdout
+    metrics = run([dvc, "metrics", "show", "--json"], finished_run).stdout
+    claims = pd.read_csv(finished_run / "results/claims.csv")
     shown = find_metrics(json.loads(metrics), "measured")
     assert shown["fail"] == int((claims["verdict"] == "fail").sum()) and shown["pass"] > 0
     assert set(shown["measured"]) == set(claims["claim_id"])
-    page = run([tool("galu"), "plots"], quick_run)
-    html = (quick_run / "dvc_plots/index.html").read_text()
+    page = run([tool("galu"), "plots"], finished_run)
+    html = (finished_run / "dvc_plots/index.html").read_text()
     assert "cdn.jsdelivr" not in html and "<script src=" not in html  # nothing to download
     assert html.count("vegaEmbed('#") == len(load_yaml(REPO / "dvc.yaml")["plots"]), page.stdout
     for column in ("gamma", "train_loss", "test_error", "max_trainable_depth"):
         assert f'"{column}"' in html  # each plot carries its data
-    assert run([tool("galu"), "audit", "--strict"], quick_run).returncode == 0
-    assert "dvc_plots" not in run(["git", "status", "--porcelain"], quick_run).stdout
+    assert run([tool("galu"), "audit", "--strict"], finished_run).returncode == 0
+    assert "dvc_plots" not in run(["git", "status", "--porcelain"], finished_run).stdout
 
-    run([dvc, "remote", "add", "--local", "-d", "store", str(tmp_path / "remote")], quick_run)
-    run([dvc, "push"], quick_run)
+    run([dvc, "remote", "add", "--local", "-d", "store", str(tmp_path / "remote")], finished_run)
+    run([dvc, "push"], finished_run)
     for folder in FOLDERS:
-        shutil.rmtree(quick_run / folder)
-    run([dvc, "pull"], quick_run)
-    assert digests(quick_run) == made  # byte-identical
+        shutil.rmtree(finished_run / folder)
+    run([dvc, "pull"], finished_run)
+    assert digests(finished_run) == made  # byte-identical
     # Policy (README): after a pull, mark the restored outputs as up to date, since DVC has
     # verified their hashes; their new mtimes would otherwise look arbitrary to Snakemake.
-    run([snakemake, "--touch", "--cores", "1"], quick_run)
-    plan = run([snakemake, "-n", "--cores", "1"], quick_run)
+    run([snakemake, "--touch", "--cores", "1"], finished_run)
+    plan = run([snakemake, "-n", "--cores", "1"], finished_run)
     assert "Nothing to be done" in plan.stdout + plan.stderr
-    assert digests(quick_run) == made
+    assert digests(finished_run) == made
 
 
 # Rules named for another stage than their prefix; `all` belongs to none.

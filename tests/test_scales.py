@@ -50,12 +50,14 @@ def _planned_outputs(dry_run: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_quick_run_and_another_scale_leave_each_other_untouched(tmp_path):
-    from test_reliability_support import smk, snapshot, tiny_repo
+def test_a_quick_run_and_another_scale_leave_each_other_untouched(finished_run, tmp_path):
+    from test_reliability_support import snapshot
 
-    root = tiny_repo(tmp_path / "repo")
+    from conftest import copy_of_run, run, tool
+
+    root = copy_of_run(finished_run, tmp_path / "repo")  # a quick-scale run, at tiny sizes
+    smk = lambda root, *args: run([tool("snakemake"), *args], root)
     other = ("--config", "scale=paper-cpu")
-    smk(root, "--cores", "2")
     quick = snapshot(root)
     assert "results/claims.csv" in quick and "results/report.zip" in quick
     # The other scale plans only its own outputs, none of the quick run's.

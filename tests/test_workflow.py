@@ -13,6 +13,9 @@ import pandas as pd
 import pytest
 
 from galu.claims_text import caption_path, summary_line
+from galu.costfit import read_benchmarks
+from galu.jobs import workflow_jobs
+from galu.runconfig import run_config
 from galu.tables import CONTRACTS_DIR, contracts, table_problems
 
 from conftest import REPO, run, tool
@@ -28,33 +31,57 @@ def test_dry_run_plans_jobs_and_writes_nothing(repo_copy):
     assert not (repo_copy / "results").exists()
 
 
-def test_outputs_follow_the_contracts_with_sidecars(quick_run):
+def test_the_shared_run_ran_every_job_it_plans_and_every_rule_of_the_quick_scale(finished_run):
+    jobs = workflow_jobs(run_config(finished_run))
+    ran = read_benchmarks(finished_run)
+    assert [j.label for j in jobs if j.benchmark not in ran] == []
+    assert {j.rule for j in jobs} == {j.rule for j in workflow_jobs(run_config(REPO))}
+
+
+def test_outputs_follow_the_contracts_with_sidecars(finished_run):
     # Written through Run.write_csv, which checks them; read back, they still hold.
     for contract in contracts(REPO / CONTRACTS_DIR):
         path = f"results/{contract.path}"
-        assert table_problems(pd.read_csv(quick_run / path), contract) == [], path
-        meta = json.loads((quick_run / f"{path}.meta.json").read_text())
+        # A CSV carries no types: string columns are read as strings ("2" is a depth list).
+        text = [c for c, spec in contract.columns.items() if spec["type"] == "string"]
+        table = pd.read_csv(finished_run / path, dtype=dict.fromkeys(text, str))
+        assert table_problems(table, contract) == [], path
+        meta = json.loads((finished_run / f"{path}.meta.json").read_text())
         assert meta["git"]["dirty"] is False and len(meta["git"]["commit"]) == 40
     for path in FIGURES:
-        assert (quick_run / path).stat().st_size > 1000
-        assert (quick_run / f"{path}.meta.json").is_file()
-    coefficients = pd.read_csv(quick_run / "results/normalization/coefficients.csv")
+        assert (finished_run / path).stat().st_size > 1000
+        assert (finished_run / f"{path}.meta.json").is_file()
+    coefficients = pd.read_csv(finished_run / "results/normalization/coefficients.csv")
     relu = coefficients.set_index("activation").loc["relu"]
     assert relu["alpha"] == pytest.approx(0.5, abs=1e-10)
-    claims = pd.read_csv(quick_run / "results/claims.csv")
+    claims = pd.read_csv(finished_run / "results/claims.csv")
     assert set(claims["verdict"]) <= {"pass", "fail", "not_run"}
     assert not claims.loc[claims["verdict"] == "not_run", "reason"].isna().any()
 
 
-def test_rerun_plans_nothing_and_readme_is_current(quick_run):
-    again = run([tool("snakemake"), "-n", "--cores", "2"], quick_run)
+def test_rerun_plans_nothing_and_the_readme_check_names_a_stale_section(finished_run):
+    snakemake = tool("snakemake")
+    again = run([snakemake, "-n", "--cores", "2"], finished_run)
     assert "Nothing to be done" in again.stdout + again.stderr
-    # The README's "What reproduces" section is the one this run generates (CI fails on drift).
-    run([tool("snakemake"), "--cores", "1", "readme_check"], quick_run)
+    # README's "What reproduces" is the quick run's verdict (`make reproduce` checks it):
+    # this run's tiny numbers differ, which the check names with its fix; once the README
+    # takes this run's section, the check passes. The README is put back afterwards.
+    readme = finished_run / "README.md"
+    kept = readme.read_bytes()
+    try:
+        stale = run([snakemake, "--cores", "1", "readme_check"], finished_run, check=False)
+        said = stale.stdout + stale.stderr
+        assert stale.returncode != 0, said[-3000:]
+        assert "README.md's 'What reproduces' section differs from results/claims.md" in said
+        assert "Update it with:  galu readme --update" in said
+        run([tool("galu"), "readme", "--update"], finished_run)
+        run([snakemake, "--cores", "1", "readme_check"], finished_run)
+    finally:
+        readme.write_bytes(kept)
 
 
-def test_report_is_built_by_the_run_with_figures_and_captions(quick_run):
-    report = quick_run / "results/report.zip"
+def test_report_is_built_by_the_run_with_figures_and_captions(finished_run):
+    report = finished_run / "results/report.zip"
     assert report.is_file()  # made by the run itself (report.on_success), not by this test
     with zipfile.ZipFile(report) as archive:
         names = archive.namelist()
@@ -64,7 +91,7 @@ def test_report_is_built_by_the_run_with_figures_and_captions(quick_run):
         )
     assert "half-range Gauss-Hermite" in html  # the caption made it into the report
     # ... followed by the verdict of each claim the figure shows (here: the activations).
-    claims = pd.read_csv(quick_run / "results/claims.csv").set_index("claim_id")
+    claims = pd.read_csv(finished_run / "results/claims.csv").set_index("claim_id")
     verdict = claims.loc["norm_relu_moments", "verdict"]
     assert re.search(
         rf'<strong>{verdict}</strong> <tt class=\\?"docutils literal\\?">norm_relu_moments', html
@@ -81,10 +108,10 @@ def chromium() -> str:
     return found
 
 
-def test_report_opens_on_the_verdict_in_a_real_browser(quick_run, tmp_path):
+def test_report_opens_on_the_verdict_in_a_real_browser(finished_run, tmp_path):
     """The report's JavaScript app renders, and its landing page starts with the verdict
     summary of this run's claims, failures first, before any figure."""
-    with zipfile.ZipFile(quick_run / "results/report.zip") as archive:
+    with zipfile.ZipFile(finished_run / "results/report.zip") as archive:
         archive.extractall(tmp_path)
     (page,) = tmp_path.rglob("report.html")
     browser = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -92,7 +119,7 @@ def test_report_opens_on_the_verdict_in_a_real_browser(quick_run, tmp_path):
     dom = subprocess.run(
         [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180
     ).stdout
-    claims = pd.read_csv(quick_run / "results/claims.csv")
+    claims = pd.read_csv(finished_run / "results/claims.csv")
     summary = f"Reproduction verdict: {summary_line(claims)}"
     assert summary in dom, dom[-3000:]
     assert "Loading Snakemake Report" not in dom or dom.index(summary) > 0
@@ -111,24 +138,24 @@ def test_report_opens_on_the_verdict_in_a_real_browser(quick_run, tmp_path):
         shutil.copy(shot, os.environ["GALU_SCREENSHOTS"])
 
 
-def test_every_claim_is_stated_in_its_figures_caption(quick_run):
-    claims = pd.read_csv(quick_run / "results/claims.csv")
+def test_every_claim_is_stated_in_its_figures_caption(finished_run):
+    claims = pd.read_csv(finished_run / "results/claims.csv")
     for c in claims.itertuples():
-        caption = (quick_run / caption_path(c.figure)).read_text()
+        caption = (finished_run / caption_path(c.figure)).read_text()
         flag = " (measured on substitute data)" if c.data_substitute else ""
         assert f"- **{c.verdict}** ``{c.claim_id}``{flag}:" in caption, c.claim_id
         # The verdicts come first: before the template's text and the data's sentences.
         assert caption.index("**Claims this figure tests") < caption.index("{% endraw %}")
-        assert (quick_run / f"{caption_path(c.figure)}.meta.json").is_file()
+        assert (finished_run / f"{caption_path(c.figure)}.meta.json").is_file()
 
 
-def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(quick_run, tmp_path):
+def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(finished_run, tmp_path):
     galu = tool("galu")
-    assert run([galu, "audit"], quick_run).returncode == 0
+    assert run([galu, "audit"], finished_run).returncode == 0
     tree = tmp_path / "tree"
     for folder in ("results", "figures", "data"):
-        if (quick_run / folder).is_dir():
-            shutil.copytree(quick_run / folder, tree / folder)
+        if (finished_run / folder).is_dir():
+            shutil.copytree(finished_run / folder, tree / folder)
     # One changed byte in a recorded input makes the audit fail and name the file.
     csv = tree / "results/normalization/coefficients.csv"
     data = bytearray(csv.read_bytes())

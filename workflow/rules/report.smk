@@ -62,8 +62,9 @@ rule claims:
         "../../scripts/report_claims.py"
 
 
-# Not part of `all`: CI runs it (tests/test_workflow.py) so a stale README fails the build,
-# while a user who changes the config is not stopped by the README of the default run.
+# Not part of `all`: `make reproduce` runs it after the default (quick) run and reports a stale
+# README without failing, so a user who changes the config is not stopped by the README of the
+# default run; tests/test_workflow.py checks that it names a stale section.
 rule readme_check:
     input:
         md=rules.claims.output.md,
