@@ -4,12 +4,15 @@ import numpy as np
 import pytest
 import torch
 
+from galu.config import load_yaml
 from galu.normalization.cifar import TensorData
 from galu.normalization.lr_sweep import lr_sweep
 from galu.normalization.mlp import build_mlp
 from galu.normalization.stacked import MomentumSGD, StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 from galu.normalization.training import TrainSettings, train
+
+from conftest import REPO
 
 
 def _data(n: int = 96, dim: int = 48, seed: int = 0) -> TensorData:
@@ -86,6 +89,27 @@ def test_sweep_and_depth_runs_keep_their_tables():
     assert sorted(set(runs.curves["seed"])) == [0, 1]
     stages = runs.spectra.drop_duplicates(["seed", "stage"])[["seed", "stage"]]
     assert stages.values.tolist() == [[0, "init"], [0, "trained"], [1, "init"], [1, "trained"]]
+
+
+# The paper's trainability activations. The paper smoke (config/paper-smoke.yaml) trains one
+# of each kind of layer at the paper's shapes; this runs the sweep and the training jobs' code
+# for every one of them, at a small size (the activation is all that differs between jobs).
+PAPER_ACTIVATIONS = load_yaml(REPO / "config/paper.yaml")["normalization"]["trainability"][
+    "activations"
+]
+
+
+@pytest.mark.parametrize("activation", PAPER_ACTIVATIONS)
+def test_every_paper_activation_sweeps_and_trains_with_finite_losses(activation):
+    data = _data()
+    sweep = lr_sweep(activation, data, [0.001, 0.01], depth=4, width=16, epochs=1, seed=0,
+                     batch_size=16)  # fmt: skip
+    assert sweep["chosen"].sum() == 1 and not sweep["diverged"].any()
+    runs = train_depth(activation, 4, data, {16: 0.01}, [0], epochs=2, batch_size=16)
+    curves = runs.curves
+    assert len(curves) == 3 and set(curves["activation"]) == {activation}  # init, 2 epochs
+    assert np.isfinite(curves[COLUMNS].to_numpy(float)).all()
+    assert curves["train_loss"].iloc[-1] != curves["train_loss"].iloc[0]  # it took steps
 
 
 def test_shapes_and_lengths_must_agree():
