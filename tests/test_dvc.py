@@ -12,7 +12,7 @@ import pytest
 
 from galu.config import load_yaml
 
-from conftest import REPO, run, tool
+from conftest import REPO, copy_of_run, run, tool
 
 pytestmark = pytest.mark.slow
 
@@ -43,10 +43,11 @@ def find_metrics(tree, key: str) -> dict:
 
 
 def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(finished_run, tmp_path):
-    """On the shared quick run (made by `snakemake`): `dvc repro` runs every stage's Snakemake
-    call and none of them recomputes anything; push, delete, pull restores the same bytes;
-    after the documented `snakemake --touch`, nothing is planned. The run is restored."""
+    """On a copy of the shared finished run (made by `snakemake`): `dvc repro` runs every
+    stage's Snakemake call and none of them recomputes anything; push, delete, pull restores
+    the same bytes; after the documented `snakemake --touch`, nothing is planned."""
     snakemake, dvc = tool("snakemake"), tool("dvc")
+    finished_run = copy_of_run(finished_run, tmp_path / "repo")
     made = digests(finished_run)
     repro = run([dvc, "repro"], finished_run)
     said = repro.stdout + repro.stderr
