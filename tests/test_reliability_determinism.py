@@ -23,6 +23,8 @@ import pandas as pd
 import pytest
 from test_reliability_support import csv_bytes, smk, snapshot, start, tiny_repo
 
+from galu.warm_jobs import ENABLE_ENV
+
 pytestmark = pytest.mark.slow
 
 CLAIMS = "results/claims.csv"
@@ -61,13 +63,16 @@ def _numbers(root: Path, csv: str) -> pd.DataFrame:
 def test_same_seeds_same_bytes_and_another_seed_changes_only_seeded_tables(tmp_path):
     first, second = tiny_repo(tmp_path / "first"), tiny_repo(tmp_path / "second")
     # One copy on one core, the other on two (jobs side by side, BLAS pools of two threads):
-    # the tables must not depend on the machine's parallelism.
+    # the tables must not depend on the machine's parallelism. The first runs every job in a
+    # fresh interpreter, the second forks them from the warm server (galu/warm_jobs.py).
     runs = [
-        start(r, CLAIMS, "--cores", cores, log=tmp_path / f"{r.name}.log")
-        for r, cores in ((first, "1"), (second, "2"))
+        start(r, CLAIMS, "--cores", cores, log=tmp_path / f"{r.name}.log", env=env)
+        for r, cores, env in ((first, "1", {ENABLE_ENV: "0"}), (second, "2", {}))
     ]
     codes = [run.wait(timeout=900) for run in runs]
     assert codes == [0, 0], (tmp_path / "first.log").read_text()[-2000:]
+    warm_log = ".snakemake/galu/warm-jobs.log"
+    assert not (first / warm_log).exists() and (second / warm_log).exists()
     tables = csv_bytes(first)
     assert CLAIMS in tables and len(tables) >= 20
     assert tables == csv_bytes(second)

@@ -53,8 +53,9 @@ def smk(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return run(smk_command(*args), root, check=check, env=NO_ENV_MIRRORS)
 
 
-def start(root: Path, *args: str, log: Path) -> subprocess.Popen:
-    """Start a workflow run in its own process group (so killpg reaches every job)."""
+def start(root: Path, *args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a workflow run in its own process group (so killpg reaches every job), with
+    ``env`` added to the environment."""
     with open(log, "w") as out:
         return subprocess.Popen(
             smk_command(*args),
@@ -62,7 +63,7 @@ def start(root: Path, *args: str, log: Path) -> subprocess.Popen:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "DVC_NO_ANALYTICS": "1", **NO_ENV_MIRRORS},
+            env={**os.environ, "DVC_NO_ANALYTICS": "1", **NO_ENV_MIRRORS, **(env or {})},
         )
 
 

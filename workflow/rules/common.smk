@@ -1,9 +1,11 @@
 # Shared by every stage: configuration check, sidecar paths, the conda environment.
+import atexit
 import os
 import sys
 from pathlib import Path
 
 import yaml
+from snakemake.script import PythonScript
 
 from galu.claims import reduced_claims
 from galu.claims_text import caption_path
@@ -23,6 +25,10 @@ from galu.report_build import build_path as report_build_path
 from galu.report_build import install_report
 from galu.scales import scaled, unscaled
 from galu.sitekeys import site_device
+from galu.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
+from galu.warm_jobs import account as warm_account
+from galu.warm_jobs import enabled as warm_enabled
+from galu.warm_jobs import start_server as start_warm_server
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
 # configuration (already checked), possibly on a node without the GPU or the data mirrors.
@@ -197,11 +203,54 @@ def check_costs(jobs):
         sys.exit(2)
 
 
+# Warm job interpreters (galu/warm_jobs.py): a local run's one-thread script jobs are forked
+# from a server that has torch, pandas, SciPy and matplotlib imported, instead of each paying
+# for those imports; the same bytes either way. GALU_WARM_JOBS=0 runs every job cold.
+_cold_execute = PythonScript.execute_script
+WARM = {}
+
+
+def _warm_execute(self, fname, edit=False):
+    """PythonScript.execute_script through the warm server, where the job allows it."""
+    cold = edit or self.threads != 1 or self.conda_env or self.container_img
+    if "server" not in WARM or cold or self.env_modules:
+        return _cold_execute(self, fname, edit)
+    usage = Path(f"{fname}.usage.json")
+    self._execute_cmd(
+        "{py_exec} -m galu.warm_jobs run {fname:q} {usage:q}",
+        py_exec=sys.executable,
+        fname=fname,
+        usage=str(usage),
+        is_python_script=True,
+    )
+    warm_account(self.bench_record, usage)
+    usage.unlink(missing_ok=True)
+
+
+def start_warm_jobs(jobs):
+    """Start the run's server when it will run script jobs here (not on a cluster)."""
+    local = (
+        workflow.local_exec and not workflow.output_settings.dryrun and warm_enabled()
+    )
+    if not local or not any(j.rule.script for j in jobs):
+        return
+    server = start_warm_server(Path(".snakemake/galu/warm-jobs.log"))
+    atexit.register(server.stop)
+    if server.ready():
+        os.environ[WARM_SOCKET_ENV] = str(server.socket)
+        WARM["server"] = server
+        PythonScript.execute_script = _warm_execute
+    else:
+        server.stop()
+        print("galu: the warm job server did not start; jobs run cold", file=sys.stderr)
+
+
 # A failed rerun keeps the last good outputs (galu/lastgood.py): linked when the run starts,
 # put back when it fails, and their jobs marked incomplete so the next run still redoes them.
 onstart:
     check_costs(workflow.dag.needrun_jobs())
     snapshot_outputs()
+    start_warm_jobs(workflow.dag.needrun_jobs())
 
 
 onerror:
