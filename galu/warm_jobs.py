@@ -10,7 +10,8 @@ same working directory, environment, standard streams (passed over the socket), 
 
 Only jobs with one thread are sent (the server starts with the thread variables Snakemake
 sets for such a job, so the libraries' thread pools are the ones a cold job gets); any other
-job, or any failure to reach the server, runs cold. A child dies with its client: SIGTERM
+job, a job that starts before the server answers, or any failure to reach it, runs cold. A
+run of fewer than ``MIN_JOBS`` script jobs starts no server. A child dies with its client: SIGTERM
 and SIGINT are forwarded, and a client that disappears (SIGKILL) has its child killed. The
 server lives in the run's process group and stops when the run ends or when its parent goes.
 The child's CPU time and peak memory (from ``wait4``) are added to the job's benchmark
@@ -34,6 +35,9 @@ import time
 from pathlib import Path
 
 ENABLE_ENV = "GALU_WARM_JOBS"
+# Fewer script jobs than this run cold: the server's own imports (a few seconds of one core)
+# would cost them more than they save.
+MIN_JOBS = 4
 SOCKET_ENV = "GALU_WARM_SOCKET"
 # What Snakemake's shell() sets for a job of one thread (snakemake/shell.py).
 ONE_THREAD = {

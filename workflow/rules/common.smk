@@ -25,6 +25,7 @@ from galu.report_build import build_path as report_build_path
 from galu.report_build import install_report
 from galu.scales import scaled, unscaled
 from galu.sitekeys import site_device
+from galu.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
 from galu.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
 from galu.warm_jobs import account as warm_account
 from galu.warm_jobs import enabled as warm_enabled
@@ -228,21 +229,18 @@ def _warm_execute(self, fname, edit=False):
 
 
 def start_warm_jobs(jobs):
-    """Start the run's server when it will run script jobs here (not on a cluster)."""
+    """Start the run's server when it will run several script jobs here (not on a cluster).
+    Nothing waits for it: a job that starts before the server answers runs cold."""
     local = (
         workflow.local_exec and not workflow.output_settings.dryrun and warm_enabled()
     )
-    if not local or not any(j.rule.script for j in jobs):
+    if not local or sum(1 for j in jobs if j.rule.script) < WARM_MIN_JOBS:
         return
     server = start_warm_server(Path(".snakemake/galu/warm-jobs.log"))
     atexit.register(server.stop)
-    if server.ready():
-        os.environ[WARM_SOCKET_ENV] = str(server.socket)
-        WARM["server"] = server
-        PythonScript.execute_script = _warm_execute
-    else:
-        server.stop()
-        print("galu: the warm job server did not start; jobs run cold", file=sys.stderr)
+    os.environ[WARM_SOCKET_ENV] = str(server.socket)
+    WARM["server"] = server
+    PythonScript.execute_script = _warm_execute
 
 
 # A failed rerun keeps the last good outputs (galu/lastgood.py): linked when the run starts,
