@@ -137,7 +137,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One full run of the workflow at ``FINISHED_RUN`` (every rule of the quick scale, seconds
     per job), shared by the tests that read a finished run.
 
-    Tests that change files in it must work on a copy (``shutil.copytree``) or restore it.
+    Tests that change files in it must work on a copy (``copy_of_run``) or restore it.
     """
     root = site_configured_repo(tmp_path_factory.mktemp("finished") / "repo", FINISHED_RUN)
     run([tool("snakemake"), "--cores", "2"], root)
