@@ -133,6 +133,12 @@ def serve(path: str, parent: int) -> None:
         _reap(running)
     for pid in running:
         _kill(pid)
+    # The run is gone without stopping us (killed): leave no socket or folder behind.
+    Path(path).unlink(missing_ok=True)
+    try:
+        Path(path).parent.rmdir()
+    except OSError:
+        pass
 
 
 def _start_job(client: socket.socket, others: list[socket.socket]) -> int | None:
