@@ -134,11 +134,7 @@ def serve(path: str, parent: int) -> None:
     for pid in running:
         _kill(pid)
     # The run is gone without stopping us (killed): leave no socket or folder behind.
-    Path(path).unlink(missing_ok=True)
-    try:
-        Path(path).parent.rmdir()
-    except OSError:
-        pass
+    _remove_socket(Path(path))
 
 
 def _start_job(client: socket.socket, others: list[socket.socket]) -> int | None:
@@ -231,10 +227,20 @@ def _reap(running: dict[int, socket.socket]) -> None:
         conn.close()
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, signum: int = signal.SIGKILL) -> None:
+    """Send ``signum`` to ``pid`` unless it has already gone."""
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signum)
     except ProcessLookupError:
+        pass
+
+
+def _remove_socket(path: Path) -> None:
+    """The server's socket and its private folder, if still there."""
+    path.unlink(missing_ok=True)
+    try:
+        path.parent.rmdir()
+    except OSError:
         pass
 
 
@@ -255,7 +261,7 @@ def run_job(script: str, usage_file: str | None = None) -> int:
     child = started["pid"]
 
     def forward(signum, _frame):
-        _kill_quietly(child, signum)
+        _kill(child, signum)
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)
@@ -266,13 +272,6 @@ def run_job(script: str, usage_file: str | None = None) -> int:
     if usage_file:
         Path(usage_file).write_text(json.dumps(result))
     return int(result["code"]) if result["code"] >= 0 else 128 - int(result["code"])
-
-
-def _kill_quietly(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def _connect(path: str) -> socket.socket | None:
@@ -314,11 +313,7 @@ class Server:
                 self.process.wait(timeout=10)
             except Exception:
                 self.process.kill()
-        for path in (self.socket, self.folder):
-            try:
-                path.unlink() if path.is_socket() else path.rmdir()
-            except OSError:
-                pass
+        _remove_socket(self.socket)
 
 
 def start_server(log: Path) -> Server:

@@ -20,6 +20,7 @@ import yaml
 
 from galu.config import ConfigError, load_yaml
 from galu.consistency import check_consistency, consistency_problems
+from galu.runconfig import merge
 
 from conftest import REPO, copy_repo, tool
 
@@ -367,27 +368,18 @@ def test_there_are_at_least_25_cases():
 def test_the_shipped_configurations_are_consistent(overlay):
     config = load_yaml(REPO / "config/config.yaml")
     if overlay:
-        config = _merged(config, load_yaml(REPO / "config" / overlay))
+        config = merge(config, load_yaml(REPO / "config" / overlay))
     assert consistency_problems(config, environ={}) == []
 
 
 def test_every_contradiction_is_reported_at_once():
-    config = _merged(
+    config = merge(
         load_yaml(REPO / "config/config.yaml"),
         {"generalization": {"parity": {"subset_sizes": [99]}},
          "scm": {"stability": {"eta_min": 9.0, "eta_max": 1.0}}},
     )  # fmt: skip
     with pytest.raises(ConfigError, match=r"contradictory configuration \(2 problem"):
         check_consistency(config, environ={})
-
-
-def _merged(base: dict, overlay: dict) -> dict:
-    """Snakemake's merge of a config file over another: mappings merge, the rest replaces."""
-    out = dict(base)
-    for key, value in overlay.items():
-        both = isinstance(value, dict) and isinstance(out.get(key), dict)
-        out[key] = _merged(out[key], value) if both else value
-    return out
 
 
 @pytest.mark.slow
