@@ -3,13 +3,16 @@
 #   make test        set up .venv with the dev tools, then lint and run the test suite
 #   make test-fast   the tests without the workflow-level runs (the edit-test loop)
 # Variables: CORES (default 2), CONFIG (extra --configfile, e.g. config/paper.yaml),
-# SNAKEMAKE_ARGS (anything else for snakemake), TORCH (the torch requirement to install first).
+# SNAKEMAKE_ARGS (anything else for snakemake), TORCH (the torch requirement to install first),
+# TEST_WORKERS (parallel pytest workers; default: the CPUs this process may use, at most 4).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 CORES ?= 2
 CONFIG ?=
 SNAKEMAKE_ARGS ?=
+# At most 4: each workflow-level test runs Snakemake on 2 cores and up to ~1.5 GB.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 # Installed before galu so that galu's range `torch>=2.1` is already met: on our machines
 # this release is a CPU build on local disk. With a GPU, e.g. TORCH="torch==2.13.0" plus
 # PIP_EXTRA_INDEX_URL for your CUDA version.
@@ -19,6 +22,8 @@ BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 RUN := PATH="$(BIN):$$PATH"
 CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG),)
+# A module's tests stay on one worker (tests/conftest.py groups them); the longest go first.
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: setup reproduce report audit lint test test-fast clean-outputs
 
@@ -53,11 +58,11 @@ lint: $(STAMP)
 	$(RUN) snakemake --lint
 
 test: lint
-	$(RUN) pytest
+	$(RUN) pytest $(PYTEST_PARALLEL)
 
 # The edit-test loop: every test but the workflow-level runs (marked slow), in about 2 minutes.
 test-fast: $(STAMP)
-	$(RUN) pytest -m "not slow"
+	$(RUN) pytest $(PYTEST_PARALLEL) -m "not slow"
 
 # Removes every workflow output (results, figures, logs) of every scale; raw data under data/
 # and the published runs under published/ are kept.

@@ -91,6 +91,49 @@ def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.Compl
     return proc
 
 
+# `make test` runs the suite on several workers (pytest-xdist, --dist loadgroup). The unit of
+# work is a module, so that its module-scoped fixtures are built once; the modules that read
+# the shared finished run are one unit, so that it is built once and no test copies it while
+# another changes it. Seconds the longest units took (2026-12-03, 2-core machine): they are
+# handed out first, so that none is left to run alone at the end. Only their order matters.
+LONGEST_UNITS = {
+    "test_paper_smoke": 300,
+    "finished_run": 250,
+    "test_code_reruns": 120,
+    "test_reliability_determinism": 110,
+    "test_slurm": 85,
+    "test_reliability_kill": 80,
+    "test_reliability_inputs": 65,
+    "test_publish": 40,
+    "test_reliability_corruption": 35,
+    "test_resume": 33,
+}
+
+
+def work_unit(item: pytest.Item, modules_reading_the_run: set[str]) -> str:
+    """The xdist group of a test: its module's name, or "finished_run"."""
+    module = item.module.__name__
+    return "finished_run" if module in modules_reading_the_run else module
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns the groups into node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reading = {i.module.__name__ for i in items if "finished_run" in i.fixturenames}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(work_unit(item, reading)))
+    # Longest units first; the rest keep their order, each unit's tests together.
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(work_unit(item, reading), len(first_seen))
+
+    def order(item: pytest.Item) -> tuple[int, int]:
+        unit = work_unit(item, reading)
+        return (-LONGEST_UNITS.get(unit, 0), first_seen[unit])
+
+    items.sort(key=order)
+
+
 @pytest.fixture
 def one_torch_thread():
     """One torch thread for the test: small matrices on shared CPUs, where extra OpenMP
