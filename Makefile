@@ -23,7 +23,7 @@ STAMP := $(VENV)/.installed
 RUN := PATH="$(BIN):$$PATH"
 CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG),)
 # A module's tests stay on one worker (tests/conftest.py groups them); the longest go first.
-PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: setup reproduce report audit lint test test-fast clean-outputs
 

@@ -91,11 +91,13 @@ def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.Compl
     return proc
 
 
-# `make test` runs the suite on several workers (pytest-xdist, --dist loadgroup). The unit of
+# `make test` runs the suite on several workers (pytest-xdist, --dist loadfile). The unit of
 # work is a module, so that its module-scoped fixtures are built once; the modules that read
 # the shared finished run are one unit, so that it is built once and no test copies it while
-# another changes it. Seconds the longest units took (2026-12-03, 2-core machine): they are
-# handed out first, so that none is left to run alone at the end. Only their order matters.
+# another changes it. (xdist's own loadgroup marks do not reach pytest 9's node ids.)
+READS_FINISHED_RUN = ("test_dvc", "test_scales", "test_workflow")
+# Seconds the longest units took (2026-12-03, 2-core machine): they are handed out first, so
+# that none is left to run alone at the end. Only their order matters.
 LONGEST_UNITS = {
     "test_paper_smoke": 300,
     "finished_run": 250,
@@ -110,25 +112,42 @@ LONGEST_UNITS = {
 }
 
 
-def work_unit(item: pytest.Item, modules_reading_the_run: set[str]) -> str:
-    """The xdist group of a test: its module's name, or "finished_run"."""
-    module = item.module.__name__
-    return "finished_run" if module in modules_reading_the_run else module
+def work_unit(nodeid: str) -> str:
+    """The unit of work of a test: its module's name, or "finished_run"."""
+    module = Path(nodeid.split("::", 1)[0]).stem
+    return "finished_run" if module in READS_FINISHED_RUN else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist turns the groups into node ids
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With --dist loadfile, hand out whole units (work_unit), in collection order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByUnit(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    reading = {i.module.__name__ for i in items if "finished_run" in i.fixturenames}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(work_unit(item, reading)))
+    readers = {
+        Path(i.nodeid.split("::")[0]).stem for i in items if "finished_run" in i.fixturenames
+    }
+    if not readers <= set(READS_FINISHED_RUN):
+        raise pytest.UsageError(
+            f"{sorted(readers - set(READS_FINISHED_RUN))} read the finished_run fixture:"
+            " add them to READS_FINISHED_RUN in tests/conftest.py"
+        )
     # Longest units first; the rest keep their order, each unit's tests together.
     first_seen: dict[str, int] = {}
     for item in items:
-        first_seen.setdefault(work_unit(item, reading), len(first_seen))
+        first_seen.setdefault(work_unit(item.nodeid), len(first_seen))
 
     def order(item: pytest.Item) -> tuple[int, int]:
-        unit = work_unit(item, reading)
+        unit = work_unit(item.nodeid)
         return (-LONGEST_UNITS.get(unit, 0), first_seen[unit])
 
     items.sort(key=order)
