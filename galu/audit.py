@@ -10,13 +10,18 @@ are named. Raw dataset archives under
 against the registry's published checksums (or, for an opted-in substitute,
 the pinned sha256 their manifest records). Anything else is a finding.
 A published copy of a run (``published/<scale>/``, galu/publish.py) keeps its sidecars: each
-describes the run's path, its inputs are checked where they were published too, and the
-code that made it is the commit its manifest names (never stale: it is a record).
+describes the run's path, and its inputs are checked where they were published too. It is a
+record, so code that has changed since is no finding; but it is judged against this
+checkout's code all the same (:func:`published_notes`): stale published outputs and those
+made from a modified tree are notes, and problems under ``--strict``.
+A closure recorded as number-neutral to the one an output records (``galu equivalence``,
+galu/equivalence.py) is current code for it; :func:`equivalent_outputs` names the evidence.
 The audit reads files and sidecars only; it never runs the code that made them.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from galu.closure import CodeScanner, changed_files
+from galu.equivalence import LEDGER, Equivalence, Ledger
 from galu.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 from galu.publish import described_path, publication_scale, published_copy
 
@@ -36,6 +42,17 @@ IGNORED_SUFFIXES = (".rejected", ".part")
 STALE = "stale:"
 STALE_INPUT = f"{STALE} its input"
 # The workflow's parse cache of module hashes (workflow/rules/common.smk), read for speed.
+
+
+@functools.lru_cache(maxsize=8)
+def _ledger(path: str, mtime_ns: int) -> Ledger:
+    return Ledger.load(Path(path))
+
+
+def ledger_of(root: Path) -> Ledger:
+    """The checkout's equivalence ledger, read once per audit (and again if it changes)."""
+    file = root / LEDGER
+    return _ledger(str(root.resolve()), file.stat().st_mtime_ns if file.is_file() else 0)
 
 
 def code_scanner(root: Path) -> CodeScanner:
@@ -53,8 +70,8 @@ def code_problem(root: Path, record: dict[str, Any], scanner: CodeScanner | None
     if not (root / code["script"]).is_file():
         return f"{STALE} its script {code['script']} no longer exists"
     current = scanner.closure(code["script"])
-    if current.sha256 == code.get("sha256"):
-        return None
+    if ledger_of(root).evidence(code.get("sha256", ""), current.sha256) is not None:
+        return None  # the same closure, or one recorded as number-neutral to it
     changed = changed_files(code.get("files", {}), current.files)
     return f"{STALE} made with older code; changed since: {', '.join(changed)}"
 
@@ -334,3 +351,50 @@ def substitutes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS
     """Outputs whose sidecars say they descend from substitute data (``data_substitute``)."""
     records = _records(Path(root), folders)
     return sorted(rel for rel, record in records if record.get("data_substitute") is True)
+
+
+def equivalent_outputs(
+    root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS
+) -> dict[str, list[Equivalence]]:
+    """Outputs made by an earlier closure that the ledger records as number-neutral to the
+    current one, with the recorded steps between them (the evidence)."""
+    root = Path(root)
+    scanner, ledger = code_scanner(root), ledger_of(root)
+    found = {}
+    for rel, record in _records(root, folders):
+        code = record.get("code") or {}
+        if not code.get("script") or not (root / code["script"]).is_file():
+            continue
+        steps = ledger.evidence(code.get("sha256", ""), scanner.closure(code["script"]).sha256)
+        if steps:
+            found[rel] = steps
+    return found
+
+
+def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
+    """What a published run's outputs owe to code other than this checkout's, per scale:
+    outputs stale against it (naming what changed) and outputs made from a modified tree."""
+    root = Path(root)
+    scanner = code_scanner(root)
+    stale: dict[str, list[str]] = {}
+    dirty: dict[str, list[str]] = {}
+    for rel, record in _records(root, folders):
+        published = publication_scale(rel)
+        if published is None:
+            continue
+        problem = code_problem(root, record, scanner)
+        if problem:
+            stale.setdefault(published[0], []).append(f"{rel} ({problem})")
+        if (record.get("git") or {}).get("dirty"):
+            dirty.setdefault(published[0], []).append(rel)
+    notes = [
+        f"published/{scale}: {len(paths)} output(s) stale against this checkout's code, e.g."
+        f" {paths[0]}"
+        for scale, paths in sorted(stale.items())
+    ]
+    notes += [
+        f"published/{scale}: {len(paths)} output(s) made from a modified tree (uncommitted"
+        f" changes), e.g. {paths[0]}"
+        for scale, paths in sorted(dirty.items())
+    ]
+    return notes

@@ -16,10 +16,13 @@ from galu.audit import (
     audit_tree,
     commits,
     count_outputs,
+    equivalent_outputs,
+    published_notes,
     rebuild_command,
     substitutes,
     uncoded,
 )
+from galu.equivalence import LEDGER
 from galu.lineage import explain
 from galu.provenance import git_state
 from galu.publish import PAPER_MARKERS, paper_section, publication_scale
@@ -77,8 +80,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:
     """Outputs made on another commit than the checkout's, or from a modified tree. A
-    published run (``published/``) is a record of its commit, named in its manifest: it is
-    no such problem, even with --strict."""
+    published run (``published/``) is judged by its code instead (``published_notes``)."""
     head = git_state().get("commit")
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):
@@ -86,6 +88,20 @@ def _commit_notes(args: argparse.Namespace) -> list[str]:
         if paths and (head is None or commit != head):
             notes.append(f"{len(paths)} output(s) made on commit {commit}, e.g. {paths[0]}")
     return notes
+
+
+def _print_equivalences(args: argparse.Namespace) -> None:
+    """Outputs current only by a recorded number-neutral change: the evidence, once each."""
+    found = equivalent_outputs(args.root, args.folders)
+    if not found:
+        return
+    steps = dict.fromkeys(step for chain in found.values() for step in chain)
+    print(
+        f"NOTE {len(found)} output(s) were made by earlier code that {LEDGER} records as"
+        f" number-neutral (e.g. {next(iter(found))}); the evidence:"
+    )
+    for step in steps:
+        print(f"  {step.evidence()}")
 
 
 def _audit_scope(args: argparse.Namespace) -> None:
@@ -125,8 +141,10 @@ def _audit(args: argparse.Namespace) -> int:
             f"{len(old)} output(s) record no code closure (made before galu recorded it), "
             f"e.g. {old[0]}"
         )
+    notes += published_notes(args.root, args.folders)
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
+    _print_equivalences(args)
     head = git_state().get("commit")
     if notes and head:
         print(f"NOTE the checkout is at commit {head}")
@@ -201,8 +219,36 @@ def _readme_section(
     return 1
 
 
+def _equivalence(args: argparse.Namespace) -> int:
+    from galu.equivalence import LedgerError
+    from galu.equivalence_check import DEFAULT_SCALES, EquivalenceError, check
+
+    root = _checkout(args.root)
+    try:
+        outcome = check(
+            root, args.base, args.scales or DEFAULT_SCALES, args.cores, stages=args.stages
+        )
+    except (EquivalenceError, LedgerError) as error:
+        raise UsageError(str(error)) from None
+    if outcome.different:
+        print(
+            f"galu equivalence: {len(outcome.different)} output(s) differ, so the change is"
+            " not number-neutral and nothing was recorded; their jobs rerun as usual:"
+        )
+        print("\n".join(f"  {path}" for path in outcome.different))
+        return 1
+    untested = [c.script for c in outcome.changes if not outcome.compared.get(c.script)]
+    for step in outcome.recorded:
+        print(f"recorded {step.evidence()}")
+    if untested:
+        print(f"not recorded (no output at the scales run, so no evidence): {', '.join(untested)}")
+    if outcome.recorded:
+        print(f"galu equivalence: commit {LEDGER} with the code it vouches for.")
+    return 0
+
+
 def _publish(args: argparse.Namespace) -> int:
-    from galu.publish import QUICK_REFUSAL, PublishError, publish, this_machine
+    from galu.publish import QUICK_REFUSAL, PublishError, commits_text, publish, this_machine
     from galu.scales import QUICK
 
     root = _checkout(".")
@@ -216,13 +262,17 @@ def _publish(args: argparse.Namespace) -> int:
         )
     try:
         manifest = publish(
-            args.scale, configfiles=configfiles, machine=args.machine or this_machine()
+            args.scale,
+            configfiles=configfiles,
+            machine=args.machine or this_machine(),
+            allow_dirty=args.allow_dirty,
         )
     except PublishError as error:
         raise UsageError(str(error)) from None
     print(
-        f"published {len(manifest['files'])} table(s) of the {args.scale} run (commit"
-        f" {manifest['commit']}, wall time {manifest['wall_hours']:.1f} h) to"
+        f"published {len(manifest['files'])} table(s) of the {args.scale} run"
+        f" ({commits_text(manifest).replace('`', '')}, wall time"
+        f" {manifest['wall_hours']:.1f} h) to"
         f" published/{args.scale}/"
         + (
             f"; left out as too large: {', '.join(manifest['left_out'])}"
@@ -430,7 +480,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="the run's configuration files (default: config/paper.yaml config/<scale>.yaml)",
     )
     publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
+    publish.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="publish although the checkout or the run's jobs had uncommitted changes (the"
+        " publication says so)",
+    )
     publish.set_defaults(func=_publish)
+    equivalence = sub.add_parser(
+        "equivalence",
+        help="run the rules whose code changed since --base at both commits and, when every"
+        " output is byte-identical, record the change as number-neutral",
+    )
+    equivalence.add_argument(
+        "--base", required=True, help="the commit whose outputs should stay current"
+    )
+    equivalence.add_argument(
+        "--scale", action="append", dest="scales", metavar="NAME",
+        help="a configuration to run (tiny, paper-smoke; repeat it; default: both)",
+    )  # fmt: skip
+    equivalence.add_argument(
+        "--stage", action="append", dest="stages", metavar="NAME",
+        help="run only this stage (repeat it; default: the configuration's stages)",
+    )  # fmt: skip
+    equivalence.add_argument("--cores", type=int, default=2, help="cores per run (default: 2)")
+    equivalence.add_argument("--root", default=".", help="repository root (default: .)")
+    equivalence.set_defaults(func=_equivalence)
     resume = sub.add_parser(
         "resume", help="put a published run back into results/<scale>/ to continue it"
     )

@@ -215,12 +215,18 @@ def _job_code(planned: Mapping[str, Any] | None) -> dict[str, Any] | None:
     closure = CodeScanner(root, cache=root / ".snakemake/galu/code-cache.json").closure(
         planned["script"]
     )
-    if closure.sha256 != planned.get("sha256"):
+    from galu.equivalence import Ledger
+
+    canonical = Ledger.load(root).canonical(closure.sha256)
+    if canonical != planned.get("sha256"):
         logging.getLogger("galu").warning(
             "the code of %s changed after the workflow was parsed; recording the new code",
             planned["script"],
         )
-    return closure.record()
+    record = closure.record()
+    if canonical != closure.sha256:  # recorded as number-neutral to an earlier closure
+        record["canonical"] = canonical
+    return record
 
 
 class Run:

@@ -27,7 +27,7 @@ from typing import Any
 
 from galu.atomic import atomic_write_bytes
 from galu.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
-from galu.provenance import SIDECAR_SUFFIX, Run, sidecar_path
+from galu.provenance import SIDECAR_SUFFIX, Run, git_state, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.snakemake_metadata import read_metadata
 
@@ -211,10 +211,40 @@ def unfinished_stages(files: Iterable[str], stages: Iterable[str] | None) -> dic
     return counts
 
 
-def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, Any]:
+def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], list[str]]:
+    """The commits a run's files were made on (commit -> how many files) and the files made
+    from a tree with uncommitted changes, from their sidecars (``records``: file -> record)."""
+    commits: dict[str, int] = {}
+    dirty = []
+    for path, record in sorted(records.items()):
+        git = record.get("git") or {}
+        commit = git.get("commit") or "unknown"
+        commits[commit] = commits.get(commit, 0) + 1
+        if git.get("dirty"):
+            dirty.append(path)
+    return commits, dirty
+
+
+def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:
+    what = []
+    if checkout_dirty:
+        what.append("the checkout has uncommitted changes")
+    if dirty:
+        what.append(f"{len(dirty)} file(s) were made from uncommitted changes (e.g. {dirty[0]})")
+    return (
+        f"{' and '.join(what)}: a publication names the commits its files were made on."
+        " Commit, rerun those jobs and publish again, or pass --allow-dirty to publish anyway"
+        " (the publication then says so wherever it is shown)"
+    )
+
+
+def publish(
+    scale: str, *, configfiles: list[str], machine: str, allow_dirty: bool = False
+) -> dict[str, Any]:
     """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
     return its manifest. Raises PublishError for the quick scale (the README's first section
-    is its verdict), when the run has no claims table, or when a result has no sidecar."""
+    is its verdict), when the run has no claims table, when a result has no sidecar, and
+    (unless ``allow_dirty``) when the checkout or any result's job had uncommitted changes."""
     if scale == QUICK:
         raise PublishError(QUICK_REFUSAL)
     run = OutputRoot(Path("."), scale)
@@ -229,6 +259,11 @@ def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, An
     if unsealed:
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
+    records = {c: json.loads(sidecar_path(run / c).read_text()) for c in files}
+    commits, dirty = made_on(records)
+    checkout_dirty = bool(git_state().get("dirty"))
+    if (checkout_dirty or dirty) and not allow_dirty:
+        raise PublishError(_dirty_refusal(checkout_dirty, dirty))
     target = Path(PUBLISHED) / scale
     if target.exists():
         shutil.rmtree(target)  # a publication is one run's, never a mix of two
@@ -249,7 +284,12 @@ def publish(scale: str, *, configfiles: list[str], machine: str) -> dict[str, An
     manifest = {
         "scale": scale,
         "commit": git.get("commit"),
-        "dirty": bool(git.get("dirty")),
+        "dirty": bool(dirty),
+        # Every commit a published file was made on, and the files made from uncommitted
+        # changes (their sidecars say so); the checkout's state when it was published.
+        "commits": commits,
+        "dirty_files": dirty,
+        "published_from": {**git_state(), "allow_dirty": allow_dirty},
         "machine": machine,
         "device": record.get("device"),
         "configfiles": configfiles,
@@ -300,14 +340,30 @@ def _time_text(manifest: Mapping[str, Any]) -> str:
     return text
 
 
+def commits_text(manifest: Mapping[str, Any]) -> str:
+    """The commits the published files were made on, and any made from uncommitted changes."""
+    commits = manifest.get("commits") or {manifest.get("commit"): None}
+    if len(commits) == 1:
+        text = f"commit `{next(iter(commits))}`"
+    else:
+        text = f"made on {len(commits)} commits, " + ", ".join(
+            f"`{c[:12] if c else c}` ({n} files)" for c, n in commits.items()
+        )
+    dirty = manifest.get("dirty_files")
+    if dirty:
+        text += f", **{len(dirty)} file(s) from uncommitted changes** (e.g. `{dirty[0]}`)"
+    elif manifest.get("dirty") and dirty is None:
+        text += " (with uncommitted changes)"
+    return text
+
+
 def _publication_lines(folder: Path) -> list[str]:
     """One published run: where, when, on what and how long; its reductions; its table."""
     manifest = json.loads((folder / MANIFEST).read_text())
     scale = manifest["scale"]
-    dirty = " (with uncommitted changes)" if manifest.get("dirty") else ""
     configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
     lines = [
-        f"The **{scale}** run: commit `{manifest.get('commit')}`{dirty}; machine:"
+        f"The **{scale}** run: {commits_text(manifest)}; machine:"
         f" {manifest.get('machine')} (device {manifest.get('device')}); configuration"
         f" {configs}; {_time_text(manifest)}. Its tables and their provenance sidecars are"
         f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",

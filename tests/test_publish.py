@@ -15,6 +15,7 @@ from galu.jobs import stage_of
 from galu.provenance import Run
 from galu.publish import (
     PAPER_MARKERS,
+    PublishError,
     described_path,
     paper_section,
     publish,
@@ -262,3 +263,27 @@ def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, 
     # its input is the published stability table, whose own input (data) was not published
     assert [c.path for c in node.inputs] == ["published/paper-cpu/results/scm/stability.csv"]
     assert node.inputs[0].inputs == [] and node.findings() == []
+
+
+def test_a_run_with_uncommitted_changes_is_refused_unless_allowed_and_then_said(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    # One table made on another commit from a modified tree, as its sidecar records.
+    table = "results/paper-cpu/scm/stability.csv"
+    dirty = {"git": {"commit": "a" * 40, "dirty": True}}
+    Run("scm_stability", inputs=["data/processed/a.npz"], extra=dirty).write_csv(
+        pd.read_csv(table), table
+    )
+    args = {"configfiles": ["config/paper.yaml", "config/paper-cpu.yaml"], "machine": "m"}
+    with pytest.raises(
+        PublishError, match=r"1 file\(s\) were made from uncommitted.*--allow-dirty"
+    ):
+        publish("paper-cpu", **args)
+    assert not Path("published").exists()  # nothing written before the refusal
+    manifest = publish("paper-cpu", **args, allow_dirty=True)
+    assert manifest["dirty"] is True and manifest["dirty_files"] == ["results/scm/stability.csv"]
+    assert manifest["commits"]["a" * 40] == 1 and sum(manifest["commits"].values()) == 3
+    section = paper_section(".")
+    assert "made on 2 commits" in section and "1 file(s) from uncommitted changes" in section

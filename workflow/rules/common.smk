@@ -11,6 +11,7 @@ from galu.claims import reduced_claims
 from galu.claims_text import caption_path
 from galu.audit import CODE_CACHE
 from galu.closure import CodeScanner
+from galu.equivalence import Ledger, LedgerError
 from galu.config import ConfigError, load_yaml, validate_files
 from galu.consistency import check_consistency
 from galu.costs import CostModel
@@ -276,6 +277,13 @@ onerror:
 # a cluster alike; the job's provenance sidecar records it and `galu audit` compares it with
 # the tree. Parses are cached by file content in .snakemake/galu/code-cache.json.
 CODE = CodeScanner(workflow.basedir, cache=CODE_CACHE)
+# A closure recorded as number-neutral to an earlier one (galu/equivalence.py, written by
+# `galu equivalence`) keeps the earlier hash, so its outputs are not rerun.
+try:
+    CODE_LEDGER = Ledger.load(workflow.basedir)
+except LedgerError as error:
+    print(f"galu: {error}", file=sys.stderr)
+    sys.exit(2)
 
 
 def track_code(rules):
@@ -285,5 +293,6 @@ def track_code(rules):
             script = Path(each.basedir.get_path_or_uri(secret_free=True)) / each.script
             closure = CODE.closure(script)
             # Only the hash: Snakemake prints a changed param in full in its reasons.
-            each.set_params(code={"script": closure.script, "sha256": closure.sha256})
+            canonical = CODE_LEDGER.canonical(closure.sha256)
+            each.set_params(code={"script": closure.script, "sha256": canonical})
     CODE.save_cache()

@@ -1,0 +1,136 @@
+"""Number-neutral code changes end to end (galu/equivalence.py, galu/equivalence_check.py).
+
+A copy of the repository runs the SCM and memorization stages at the tiny scale. Then:
+
+- a number-neutral edit (a private helper of galu/plotting.py renamed, which every figure
+  of both stages imports) first makes their figures stale in the plan and in the audit;
+  after `galu equivalence --base HEAD~1` has run both commits and found every output
+  byte-identical, `snakemake -n` plans nothing and `galu audit --strict` passes, naming the
+  evidence;
+- a number-changing edit (a factor in an SCM equation, galu/scm/odes.py) makes stale
+  exactly the outputs whose code reaches that file, and what was made from them, in the
+  plan and in the audit, and `--strict` fails naming the file; `galu equivalence` finds
+  the differing outputs and records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from galu.audit import STALE, STALE_INPUT, audit_tree
+from galu.equivalence import LEDGER, Ledger
+from galu.provenance import SIDECAR_SUFFIX
+
+from conftest import run, site_configured_repo, tool
+
+pytestmark = pytest.mark.slow
+
+TINY = ["--configfile", "config/tiny.yaml"]
+STAGES = {"stages": ["scm", "memorization"]}
+FOLDERS = ["results", "figures"]
+
+
+def smk(root: Path, *args: str) -> str:
+    return run([tool("snakemake"), *args, *TINY], root).stdout
+
+
+def planned_outputs(root: Path) -> set[str]:
+    """Outputs `snakemake -n` would make (empty when it plans nothing)."""
+    out = smk(root, "-n")
+    if "Nothing to be done" in out:
+        return set()
+    lines = re.findall(r"^\s+output: (.+)$", out, flags=re.M)
+    found = {p.strip() for line in lines for p in line.split(",")}
+    return {p for p in found if p and not p.endswith(SIDECAR_SUFFIX)}
+
+
+def galu(root: Path, *args: str, check: bool = True):
+    return run([tool("galu"), *args], root, check=check)
+
+
+def commit(root: Path, message: str) -> None:
+    run(["git", "commit", "-qam", message], root)
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {rel}"
+    path.write_text(text.replace(old, new))
+
+
+def stale_by_code(root: Path) -> set[str]:
+    """Outputs the audit finds made by other code than the tree's (not through an input)."""
+    return {
+        f.path
+        for f in audit_tree(root, FOLDERS)
+        if f.problem.startswith(STALE) and not f.problem.startswith(STALE_INPUT)
+    }
+
+
+def made_with(root: Path, module: str) -> set[str]:
+    """Outputs whose recorded code closure contains ``module``."""
+    found = set()
+    for folder in FOLDERS:
+        for side in (root / folder).rglob(f"*{SIDECAR_SUFFIX}"):
+            files = (json.loads(side.read_text()).get("code") or {}).get("files", {})
+            if module in files:
+                found.add(str(side.relative_to(root))[: -len(SIDECAR_SUFFIX)])
+    return found
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = site_configured_repo(tmp_path_factory.mktemp("equivalence") / "repo", STAGES)
+    smk(root, "--cores", "2")
+    return root
+
+
+def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
+    root = tiny_run
+    assert planned_outputs(root) == set()
+    figures = made_with(root, "galu/plotting.py")
+    assert figures and all(p.startswith("figures/") for p in figures)
+    edit(root, "galu/plotting.py", "_first_artist", "_handle_artist")
+    commit(root, "rename a private helper")
+    assert planned_outputs(root) >= figures  # code changed: without evidence, they rerun
+    assert stale_by_code(root) == figures
+
+    said = galu(root, "equivalence", "--base", "HEAD~1", "--scale", "tiny").stdout
+    recorded = Ledger.load(root).entries.values()
+    assert {e.script for e in recorded} == {"scripts/scm_plot.py", "scripts/memorization_plot.py"}
+    assert all(e.changed == ("galu/plotting.py",) and e.outputs > 0 for e in recorded)
+    assert "recorded scripts/scm_plot.py" in said and LEDGER in said
+    commit(root, "record the evidence")
+
+    assert planned_outputs(root) == set()
+    audited = galu(root, "audit", "--strict", "--folders", *FOLDERS)
+    assert "number-neutral" in audited.stdout and "byte-identical at tiny" in audited.stdout
+
+
+def test_a_number_changing_edit_makes_exactly_its_outputs_stale(tiny_run: Path):
+    root = tiny_run
+    depends = made_with(root, "galu/scm/odes.py")
+    assert depends and not any("memorization" in p for p in depends)
+    edit(root, "galu/scm/odes.py", "dR = self.eta * drive", "dR = 1.01 * self.eta * drive")
+    commit(root, "change a factor of the SCM equations")
+
+    findings = audit_tree(root, FOLDERS)
+    direct = stale_by_code(root)
+    assert direct == depends
+    assert all("galu/scm/odes.py" in f.problem for f in findings if f.path in direct)
+    downstream = {f.path for f in findings if f.problem.startswith(STALE_INPUT)}
+    assert planned_outputs(root) == direct | downstream
+    strict = galu(root, "audit", "--strict", "--folders", *FOLDERS, check=False)
+    assert strict.returncode == 1 and "galu/scm/odes.py" in strict.stdout
+
+    before = (root / LEDGER).read_bytes()
+    tried = galu(root, "equivalence", "--base", "HEAD~1", "--scale", "tiny", "--stage", "scm",
+                 check=False)  # fmt: skip
+    assert tried.returncode == 1 and "not number-neutral" in tried.stdout
+    assert "results/scm/" in tried.stdout
+    assert (root / LEDGER).read_bytes() == before
