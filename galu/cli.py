@@ -79,14 +79,24 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _commit_notes(args: argparse.Namespace) -> list[str]:
-    """Outputs made on another commit than the checkout's, or from a modified tree. A
-    published run (``published/``) is judged by its code instead (``published_notes``)."""
+    """Outputs their commit does not vouch for: made from a modified tree, or made on another
+    commit than the checkout's without a code closure to judge them by. (An output that
+    records its closure is current when its closure is, whatever commit made it:
+    ``galu.audit.code_problem``. A published run is judged by ``published_notes``.)"""
     head = git_state().get("commit")
+    without_code = set(uncoded(args.root, args.folders))
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):
         paths = [p for p in paths if publication_scale(p) is None]
-        if paths and (head is None or commit != head):
-            notes.append(f"{len(paths)} output(s) made on commit {commit}, e.g. {paths[0]}")
+        if commit.endswith("+dirty") and paths:
+            notes.append(
+                f"{len(paths)} output(s) made from uncommitted changes on commit"
+                f" {commit.removesuffix('+dirty')}, e.g. {paths[0]}"
+            )
+            continue
+        old = [p for p in paths if p in without_code]
+        if old and (head is None or commit != head):
+            notes.append(f"{len(old)} output(s) made on commit {commit}, e.g. {old[0]}")
     return notes
 
 
@@ -303,6 +313,20 @@ def _resume(args: argparse.Namespace) -> int:
         print(
             f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
             " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
+        )
+    stale = [n for n in published_notes(args.root, [f"published/{args.scale}"]) if "stale" in n]
+    if stale:
+        print(
+            f"Will rerun: {stale[0].split(': ', 1)[1]}; no number-neutral evidence in {LEDGER}"
+            " covers the change (`galu equivalence --base <commit>` records it when it holds);"
+            " what reads them; the figures, which are not published; and any job whose"
+            " parameters differ from the run's (`snakemake -n` gives each reason)."
+        )
+    else:
+        print(
+            "Will rerun: the figures, which are not published, and any job whose parameters"
+            " differ from the run's; no table for its code (every published table's code is"
+            " this checkout's, or recorded as equivalent to it)."
         )
     return 0
 

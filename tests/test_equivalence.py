@@ -53,7 +53,10 @@ def test_no_ledger_is_an_empty_one(tmp_path: Path):
         ("equivalences: [\n", "not valid YAML"),
         ("equivalences: {}\n", "a list under `equivalences:`"),
         ("- a\n", "a list under `equivalences:`"),
-        ("equivalences:\n  - script: s\n", "entry 1: an entry needs exactly the fields script, closure"),
+        (
+            "equivalences:\n  - script: s\n",
+            "entry 1: an entry needs exactly the fields script, closure",
+        ),
     ],
 )
 def test_a_broken_ledger_is_named_with_the_fix(tmp_path: Path, text: str, message: str):

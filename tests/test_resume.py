@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from galu.cli import main
+from galu.closure import CodeScanner
+from galu.equivalence import Equivalence, Ledger
 from galu.provenance import Run, sidecar_path
 from galu.publish import STATE, publish
 from galu.resume import ResumeError, resume
@@ -144,6 +146,11 @@ def _planned_rules(out: str) -> set[str]:
 
 
 @pytest.mark.slow
+def _closures(root: Path) -> dict[str, str]:
+    scanner = CodeScanner(root)
+    return {f"scripts/{p.name}": scanner.closure(p).sha256 for p in (root / "scripts").glob("*.py")}
+
+
 def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp_path):
     from test_reliability_support import TINY, smk, tiny_repo
 
@@ -163,10 +170,24 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
         shutil.rmtree(root / folder)
     out = run([galu, "resume", "--scale", "paper-cpu", "--configfile", "reliability.yaml"], root)
     assert "put back (0 already there)" in out.stdout
+    assert "Will rerun: the figures, which are not published" in out.stdout
     assert "consistent with their provenance sidecars" in run([galu, "audit"], root).stdout
     # Only the figures (not published) are redrawn: no experiment and no verdict reruns.
     planned = _planned_rules(smk(root, "-n").stdout)
     assert planned and all(rule.startswith("scm_plot_") for rule in planned), planned
+    # A refactor recorded as number-neutral (here by hand; `galu equivalence` records it from
+    # its evidence, tests/test_equivalence_workflow.py) reruns nothing of the publication.
+    before = _closures(root)
+    helper = root / "galu/scm/stability.py"
+    helper.write_text(helper.read_text().replace("_richardson_steps", "_step_ladder"))
+    after = _closures(root)
+    changed = {s for s in after if after[s] != before[s]}
+    assert "scripts/scm_stability.py" in changed
+    assert {"scm_stability", "claims"} <= _planned_rules(smk(root, "-n").stdout)
+    Ledger(
+        Equivalence(s, after[s], before[s], "base", "head", ("by hand",), 1, ()) for s in changed
+    ).save(root)
+    assert _planned_rules(smk(root, "-n").stdout) == planned
     # An edit of one job's code reruns that job and what reads its table, nothing else.
     with open(root / "scripts/scm_stability.py", "a") as script:
         script.write("\nRESUME_TEST_EDIT = 1\n")
