@@ -361,6 +361,13 @@ def _publication_lines(folder: Path) -> list[str]:
     """One published run: where, when, on what and how long; its reductions; its table."""
     manifest = json.loads((folder / MANIFEST).read_text())
     scale = manifest["scale"]
+    if "commits" not in manifest:  # published before manifests listed them: the sidecars do
+        records = {
+            c: json.loads(sidecar_path(folder / c).read_text())
+            for c in manifest.get("files", [])
+            if sidecar_path(folder / c).is_file()
+        }
+        manifest["commits"], manifest["dirty_files"] = made_on(records)
     configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
     lines = [
         f"The **{scale}** run: {commits_text(manifest)}; machine:"

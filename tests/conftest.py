@@ -101,6 +101,7 @@ READS_FINISHED_RUN = ("test_dvc", "test_scales", "test_workflow")
 LONGEST_UNITS = {
     "test_paper_smoke": 300,
     "finished_run": 250,
+    "test_equivalence_workflow": 130,
     "test_code_reruns": 120,
     "test_reliability_determinism": 110,
     "test_slurm": 85,
