@@ -6,7 +6,8 @@ The evidence is mechanical (galu/equivalence.py says what it vouches for):
    site settings (``config/local.yaml``: data mirrors, substitutes), and every script's code
    closure is computed in each; the scripts whose closure differs are the change;
 2. in each folder the whole workflow runs from nothing at every checked scale (the tiny and
-   the paper-smoke configurations by default): no output is copied from anywhere;
+   the paper-smoke configurations by default, the head commit's files in both folders, so
+   that only the code differs): no output is copied from anywhere;
 3. every output whose sidecar names a changed script is compared byte for byte between the
    two folders (the sidecars themselves hold times and commits, and are left out).
 
@@ -106,6 +107,14 @@ def export(root: Path, commit: str, dest: Path) -> Path:
     return dest
 
 
+def same_configuration(head: Path, base: Path, scales: Sequence[str]) -> None:
+    """Give the base tree the head's configuration files, so that the two runs differ in
+    their code only (a base whose schema rejects them fails its run, saying so)."""
+    for rel in {"config/config.yaml", *(f for s in scales for f in SCALES[s])}:
+        if (head / rel).is_file():
+            shutil.copy2(head / rel, base / rel)
+
+
 def script_closures(tree: Path) -> dict[str, tuple[str, dict[str, str]]]:
     """Every script's closure in ``tree``: script -> (sha256, files)."""
     scanner = CodeScanner(tree)
@@ -203,6 +212,7 @@ def check(
         trees = {
             n: export(root, c, Path(tmp) / n) for n, c in (("base", base_commit), ("head", head))
         }
+        same_configuration(trees["head"], trees["base"], scales)
         outcome.changes = changes_between(trees["base"], trees["head"])
         if not outcome.changes:
             say(f"galu equivalence: no script's code closure differs from {base_commit[:12]}")

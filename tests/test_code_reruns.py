@@ -209,11 +209,10 @@ def test_site_settings_rerun_nothing_and_substitutes_do(touched):
     site["data"]["mirrors"] = [str(touched / "elsewhere"), "/work/shared/datasets"]
     if not gpu_may_be_present():  # auto and cpu are the same device here
         site["device"] = "cpu"
-    # Scheduler requests (CONTRIBUTING.md, "Which settings rerun jobs"): no number changes.
+    # Scheduler time limits (CONTRIBUTING.md, "Which settings rerun jobs"): no number changes.
     site["memorization"]["underparam"]["runtime_min"] = 7
-    site["memorization"]["gpu"] = True
     site.setdefault("generalization", {}).setdefault("clusters", {})["runtime_min"] = 7
-    site.setdefault("scm", {}).setdefault("simulation", {}).update(runtime_min=7, gpu=True)
+    site.setdefault("scm", {}).setdefault("simulation", {})["runtime_min"] = 7
     try:
         overlay.write_text(yaml.safe_dump(site))
         assert planned(touched) == Counter()

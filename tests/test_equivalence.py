@@ -64,3 +64,141 @@ def test_a_broken_ledger_is_named_with_the_fix(tmp_path: Path, text: str, messag
     (tmp_path / LEDGER).write_text(text)
     with pytest.raises(LedgerError, match=message):
         Ledger.load(tmp_path)
+
+
+# `galu equivalence` (galu/equivalence_check.py) on a toy repository, its runs faked: the
+# orchestration (what changed, what is compared, what is recorded) without Snakemake.
+# tests/test_equivalence_workflow.py runs the real workflow.
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch) -> Path:
+    """Two scripts, each importing its own module; a fake run writes one output per script,
+    whose bytes are what ``OUTPUT`` in that module says."""
+    import galu.equivalence_check as check_module
+
+    root = tmp_path / "toy"
+    files = {
+        "galu/__init__.py": "",
+        "galu/mod_a.py": "OUTPUT = 'a'\n\ndef _helper():\n    return 1\n",
+        "galu/mod_b.py": "OUTPUT = 'b'\n",
+        "scripts/a.py": "from galu.mod_a import OUTPUT\n",
+        "scripts/b.py": "from galu.mod_b import OUTPUT\n",
+        "config/config.yaml": "seed: 0\n",
+        "config/tiny.yaml": "scale: quick\n",
+        "workflow/code-equivalence.yaml": "equivalences: []\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+
+    def fake_run(tree: Path, scale: str, cores: int, log: Path, stages=None) -> None:
+        import json
+        import re
+
+        for name in ("a", "b"):
+            text = (tree / f"galu/mod_{name}.py").read_text()
+            out = tree / f"results/{name}.csv"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(re.search(r"OUTPUT = '(\w+)'", text).group(1))
+            side = {"code": {"script": f"scripts/{name}.py"}}
+            (tree / f"results/{name}.csv.meta.json").write_text(json.dumps(side))
+
+    monkeypatch.setattr(check_module, "run_scale", fake_run)
+    return root
+
+
+def _commit_edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    path.write_text(path.read_text().replace(old, new))
+    _git(root, "commit", "-qam", "edit")
+
+
+def test_a_neutral_change_is_recorded_for_the_changed_script_only(toy: Path):
+    from galu.equivalence_check import check
+
+    _commit_edit(toy, "galu/mod_a.py", "_helper", "_renamed")
+    outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert [c.script for c in outcome.changes] == ["scripts/a.py"]
+    assert outcome.different == [] and outcome.compared == {"scripts/a.py": 1}
+    (step,) = outcome.recorded
+    assert step.changed == ("galu/mod_a.py",) and step.outputs == 1
+    assert step.baseline == outcome.base and step.checked == outcome.head
+    ledger = Ledger.load(toy)
+    assert ledger.canonical(step.closure) == step.same_as
+    assert "1 output(s) byte-identical at tiny" in step.evidence()
+
+
+def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
+    from galu.equivalence_check import check
+
+    _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")
+    outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert outcome.different == ["tiny: results/a.csv"] and outcome.recorded == []
+    assert Ledger.load(toy).entries == {}
+
+
+def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: Path):
+    from galu.equivalence_check import check
+
+    (toy / "scripts/c.py").write_text("from galu.mod_b import OUTPUT\n")  # never run
+    _git(toy, "add", "-A")
+    _git(toy, "commit", "-qm", "c")
+    _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'\nX = 1")
+    outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert {c.script for c in outcome.changes} == {"scripts/b.py", "scripts/c.py"}
+    assert [s.script for s in outcome.recorded] == ["scripts/b.py"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"scales": ["huge"]}, "unknown scale"),
+        ({"stages": ["physics"]}, "unknown stage"),
+        ({"base": "no-such-commit"}, "git rev-parse"),
+    ],
+)
+def test_bad_requests_are_refused_before_any_run(toy: Path, kwargs, message):
+    from galu.equivalence_check import EquivalenceError, check
+
+    args = {"base": "HEAD", "scales": ["tiny"], **kwargs}
+    with pytest.raises(EquivalenceError, match=message):
+        check(toy, say=lambda _: None, **args)
+
+
+def test_uncommitted_changes_are_refused(toy: Path):
+    from galu.equivalence_check import EquivalenceError, check
+
+    (toy / "galu/mod_a.py").write_text("OUTPUT = 'z'\n")
+    with pytest.raises(EquivalenceError, match="uncommitted changes.*commit them first"):
+        check(toy, "HEAD", ["tiny"], say=lambda _: None)
+
+
+def test_the_command_says_what_it_recorded_or_what_differs(toy: Path, capsys):
+    from galu.cli import main
+
+    args = ["equivalence", "--base", "HEAD~1", "--scale", "tiny", "--root", str(toy)]
+    _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "1 output(s) differ, so the change is not number-neutral" in out
+    assert "tiny: results/a.csv" in out
+    _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'  # a comment only")
+    assert main([*args[:2], "HEAD~1", *args[3:]]) == 0
+    assert "no script's code closure differs" in capsys.readouterr().out
+    _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'\n_UNUSED = 1")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "recorded scripts/b.py: 1 output(s) byte-identical at tiny" in out
+    assert "commit workflow/code-equivalence.yaml" in out

@@ -9,8 +9,7 @@ A copy of the repository runs the SCM and memorization stages at the tiny scale.
   evidence;
 - a number-changing edit (a factor in an SCM equation, galu/scm/odes.py) makes stale
   exactly the outputs whose code reaches that file, and what was made from them, in the
-  plan and in the audit, and `--strict` fails naming the file; `galu equivalence` finds
-  the differing outputs and records nothing.
+  plan and in the audit, and `--strict` fails naming the file.
 """
 
 from __future__ import annotations
@@ -128,10 +127,4 @@ def test_a_number_changing_edit_makes_exactly_its_outputs_stale(tiny_run: Path):
     assert planned_outputs(root) == (direct | downstream) - {"results/report.zip"}
     strict = galu(root, "audit", "--strict", "--folders", *FOLDERS, check=False)
     assert strict.returncode == 1 and "galu/scm/odes.py" in strict.stdout
-
-    before = (root / LEDGER).read_bytes()
-    tried = galu(root, "equivalence", "--base", "HEAD~1", "--scale", "tiny", "--stage", "scm",
-                 check=False)  # fmt: skip
-    assert tried.returncode == 1 and "not number-neutral" in tried.stdout
-    assert "results/scm/" in tried.stdout
-    assert (root / LEDGER).read_bytes() == before
+    # (`galu equivalence` refusing such a change: tests/test_equivalence.py, on fake runs.)

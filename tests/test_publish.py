@@ -222,7 +222,8 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     from conftest import run, tool
 
     reduction = {"text": "SCM simulations at N = 40", "claims": ["scm_schedule_floor_no_gain_sim"]}
-    root = tiny_repo(tmp_path / "repo", {**TINY, "scale": "paper-cpu", "reductions": [reduction]})
+    overlay = {**TINY, "scale": "paper-cpu", "stages": ["scm"], "reductions": [reduction]}
+    root = tiny_repo(tmp_path / "repo", overlay)
     smk(root, "--cores", "2")
     claims = pd.read_csv(root / "results/paper-cpu/claims.csv").set_index("claim_id")
     reduced = claims.loc["scm_schedule_floor_no_gain_sim"]
