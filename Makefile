@@ -60,7 +60,7 @@ lint: $(STAMP)
 test: lint
 	$(RUN) pytest $(PYTEST_PARALLEL)
 
-# The edit-test loop: every test but the workflow-level runs (marked slow), in about 2 minutes.
+# The edit-test loop: every test but the workflow-level runs (marked slow), in about a minute.
 test-fast: $(STAMP)
 	$(RUN) pytest $(PYTEST_PARALLEL) -m "not slow"
 

@@ -224,8 +224,12 @@ def check(
         )
         for scale in scales:
             for name, tree in trees.items():
-                say(f"galu equivalence: running the {scale} scale at the {name} commit…")
-                run_scale(tree, scale, cores, Path(tmp) / f"{name}-{scale}.log", stages)
+                log = Path(tmp) / f"{name}-{scale}.log"
+                say(
+                    f"galu equivalence: running the {scale} scale at the {name} commit"
+                    f" (its log: {log})…"
+                )
+                run_scale(tree, scale, cores, log, stages)
             counts, different = compare(trees["base"], trees["head"], scripts)
             for script, count in counts.items():
                 outcome.compared[script] = outcome.compared.get(script, 0) + count

@@ -85,13 +85,23 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
 
 
 def _provenance(record: Mapping[str, Any]) -> list[str]:
-    """The run's commit, versions and data status as a field list."""
+    """The run's commit (and every commit its tables were made on, when more than one or any
+    from uncommitted changes), versions and data status as a field list."""
     git = record.get("git", {})
     commit = git.get("commit") or "unknown (not a git checkout)"
     dirty = " (with uncommitted changes)" if git.get("dirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in sorted(record.get("versions", {}).items()) if v)
-    return [
-        f":Commit: ``{commit}``{dirty}",
+    lines = [f":Commit: ``{commit}``{dirty}"]
+    commits, from_dirty = record.get("made_on") or ({}, [])
+    if len(commits) > 1 or from_dirty:
+        made = ", ".join(f"``{c[:12]}`` ({n})" for c, n in commits.items())
+        lines.append(f":Tables made on: {len(commits)} commit(s), {made}")
+    if from_dirty:
+        lines.append(
+            f":Uncommitted changes: {len(from_dirty)} table(s) made from them, e.g."
+            f" ``{from_dirty[0]}``"
+        )
+    return lines + [
         f":Versions: {versions}",
         f":Data: {rst_escape(record.get('data', ''))}",
         f":Scale: {record.get('scale', '?')}",

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
+from galu.commits import made_on
 from galu.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.provenance import SIDECAR_SUFFIX, Run, git_state, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
@@ -209,20 +210,6 @@ def unfinished_stages(files: Iterable[str], stages: Iterable[str] | None) -> dic
         if stages is not None and stage in EXPERIMENT_STAGES and stage not in covered:
             counts[stage] = counts.get(stage, 0) + 1
     return counts
-
-
-def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], list[str]]:
-    """The commits a run's files were made on (commit -> how many files) and the files made
-    from a tree with uncommitted changes, from their sidecars (``records``: file -> record)."""
-    commits: dict[str, int] = {}
-    dirty = []
-    for path, record in sorted(records.items()):
-        git = record.get("git") or {}
-        commit = git.get("commit") or "unknown"
-        commits[commit] = commits.get(commit, 0) + 1
-        if git.get("dirty"):
-            dirty.append(path)
-    return commits, dirty
 
 
 def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:

@@ -8,10 +8,11 @@ from pathlib import Path
 from galu.atomic import atomic_write_bytes
 from galu.claims import evaluate, parse_claims, reduced_claims
 from galu.claims_text import caption_reductions, caption_verdicts, markdown_table
+from galu.commits import made_on
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst
-from galu.provenance import Run, git_state, versions
+from galu.provenance import Run, git_state, sidecar_path, versions
 from galu.scales import OutputRoot, judged_as
 
 # This scale's outputs: the claims and figures name contract paths (galu/scales.py).
@@ -33,8 +34,15 @@ def write_text(path, text):
 
 write_text(snakemake.output.md, markdown_table(table))
 figures = snakemake.params.figures
+# The commits the tables were made on (a run over several sittings can span several).
+tables = {}
+for path in map(Path, snakemake.input):
+    side = sidecar_path(path)
+    if side.is_file():
+        tables[path.as_posix()] = json.loads(side.read_text())
 provenance = {
     "git": git_state(),
+    "made_on": made_on(tables),
     "versions": versions(),
     "scale": scale,
     "reductions": reductions,

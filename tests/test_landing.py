@@ -90,3 +90,13 @@ def test_each_row_names_the_papers_section_when_the_claim_gives_it(table):
     html = render(landing_page(sourced, [], PROVENANCE))
     assert '<tt class="docutils literal">ok</tt> (Fiat et al., sec. 5)' in html
     assert '<tt class="docutils literal">bad</tt> (galu)' in html
+
+
+def test_the_landing_page_names_every_commit_its_tables_were_made_on(table):
+    one = {**PROVENANCE, "made_on": ({"abc123": 5}, [])}
+    assert "Tables made on" not in render(landing_page(table, [], one))
+    spanned = {**PROVENANCE, "made_on": ({"a" * 40: 3, "b" * 40: 2}, ["results/scm/x.csv"])}
+    html = render(landing_page(table, [], spanned))
+    assert "system-message" not in html
+    assert "2 commit(s)" in html and "aaaaaaaaaaaa" in html and "bbbbbbbbbbbb" in html
+    assert "1 table(s) made from them" in html and "results/scm/x.csv" in html
