@@ -188,9 +188,15 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
         Equivalence(s, after[s], before[s], "base", "head", ("by hand",), 1, ()) for s in changed
     ).save(root)
     assert _planned_rules(smk(root, "-n").stdout) == planned
+    run(["git", "commit", "-qam", "refactor and its evidence"], root)
+    audited = run([galu, "audit", "--strict"], root)  # the publication is current
+    assert "number-neutral" in audited.stdout and "at by hand between base" in audited.stdout
     # An edit of one job's code reruns that job and what reads its table, nothing else.
     with open(root / "scripts/scm_stability.py", "a") as script:
         script.write("\nRESUME_TEST_EDIT = 1\n")
     planned = _planned_rules(smk(root, "-n").stdout)
     assert {"scm_stability", "claims"} <= planned
     assert not planned & {"scm_ode", "scm_simulation", "scm_schedules"}, planned
+    strict = run([galu, "audit", "--strict"], root, check=False)
+    assert strict.returncode == 1 and "published/paper-cpu: " in strict.stdout
+    assert "scripts/scm_stability.py" in strict.stdout
