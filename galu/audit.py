@@ -371,6 +371,15 @@ def equivalent_outputs(
     return found
 
 
+def _first_files(problem: str, keep: int = 3) -> str:
+    """A stale problem with its list of changed files cut to the first ``keep``."""
+    head, sep, files = problem.partition("changed since: ")
+    names = files.split(", ")
+    if not sep or len(names) <= keep:
+        return problem
+    return f"{head}{sep}{', '.join(names[:keep])} and {len(names) - keep} more"
+
+
 def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
     """What a published run's outputs owe to code other than this checkout's, per scale:
     outputs stale against it (naming what changed) and outputs made from a modified tree."""
@@ -384,7 +393,7 @@ def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOL
             continue
         problem = code_problem(root, record, scanner)
         if problem:
-            stale.setdefault(published[0], []).append(f"{rel} ({problem})")
+            stale.setdefault(published[0], []).append(f"{rel} ({_first_files(problem)})")
         if (record.get("git") or {}).get("dirty"):
             dirty.setdefault(published[0], []).append(rel)
     notes = [

@@ -308,3 +308,15 @@ def test_an_audit_that_checks_nothing_fails_and_bad_places_are_usage_errors(
     (tmp_path / "results").mkdir()
     assert main(["audit", "--folders", "resutls"]) == 2
     assert "no folder resutls under" in capsys.readouterr().err
+
+
+def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
+    from galu.audit import _first_files
+
+    long = "stale: made with older code; changed since: a.py, b.py, c.py, d.py, e.py"
+    assert (
+        _first_files(long)
+        == "stale: made with older code; changed since: a.py, b.py, c.py and 2 more"
+    )
+    short = "stale: made with older code; changed since: a.py"
+    assert _first_files(short) == short and _first_files("other") == "other"
