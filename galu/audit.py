@@ -380,9 +380,12 @@ def _first_files(problem: str, keep: int = 3) -> str:
     return f"{head}{sep}{', '.join(names[:keep])} and {len(names) - keep} more"
 
 
-def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
-    """What a published run's outputs owe to code other than this checkout's, per scale:
-    outputs stale against it (naming what changed) and outputs made from a modified tree."""
+def published_problems(
+    root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """A published run's outputs that owe something to code other than this checkout's, per
+    scale: the stale ones (each with why, its changed files cut short) and those made from
+    a modified tree."""
     root = Path(root)
     scanner = code_scanner(root)
     stale: dict[str, list[str]] = {}
@@ -396,9 +399,19 @@ def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOL
             stale.setdefault(published[0], []).append(f"{rel} ({_first_files(problem)})")
         if (record.get("git") or {}).get("dirty"):
             dirty.setdefault(published[0], []).append(rel)
+    return stale, dirty
+
+
+def stale_published_text(paths: list[str]) -> str:
+    """How many published outputs are stale, with the first as an example."""
+    return f"{len(paths)} output(s) stale against this checkout's code, e.g. {paths[0]}"
+
+
+def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
+    """:func:`published_problems` as the audit's notes, one line per scale and kind."""
+    stale, dirty = published_problems(root, folders)
     notes = [
-        f"published/{scale}: {len(paths)} output(s) stale against this checkout's code, e.g."
-        f" {paths[0]}"
+        f"published/{scale}: {stale_published_text(paths)}"
         for scale, paths in sorted(stale.items())
     ]
     notes += [

@@ -18,7 +18,9 @@ from galu.audit import (
     count_outputs,
     equivalent_outputs,
     published_notes,
+    published_problems,
     rebuild_command,
+    stale_published_text,
     substitutes,
     uncoded,
 )
@@ -78,13 +80,12 @@ def _explain(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
-def _commit_notes(args: argparse.Namespace) -> list[str]:
+def _commit_notes(args: argparse.Namespace, without_code: set[str]) -> list[str]:
     """Outputs their commit does not vouch for: made from a modified tree, or made on another
     commit than the checkout's without a code closure to judge them by. (An output that
     records its closure is current when its closure is, whatever commit made it:
     ``galu.audit.code_problem``. A published run is judged by ``published_notes``.)"""
     head = git_state().get("commit")
-    without_code = set(uncoded(args.root, args.folders))
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):
         paths = [p for p in paths if publication_scale(p) is None]
@@ -143,9 +144,10 @@ def _audit(args: argparse.Namespace) -> int:
     findings = audit_tree(args.root, args.folders)
     for finding in findings:
         print(f"PROBLEM {finding}")
-    notes = _commit_notes(args)
-    # A published run's code is the commit its manifest names (galu/publish.py).
-    old = [p for p in uncoded(args.root, args.folders) if publication_scale(p) is None]
+    without_code = uncoded(args.root, args.folders)
+    notes = _commit_notes(args, set(without_code))
+    # A published run's outputs are judged by published_notes below.
+    old = [p for p in without_code if publication_scale(p) is None]
     if old:
         notes.append(
             f"{len(old)} output(s) record no code closure (made before galu recorded it), "
@@ -314,10 +316,11 @@ def _resume(args: argparse.Namespace) -> int:
             f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
             " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
         )
-    stale = [n for n in published_notes(args.root, [f"published/{args.scale}"]) if "stale" in n]
+    stale, _ = published_problems(args.root, [f"published/{args.scale}"])
     if stale:
         print(
-            f"Will rerun: {stale[0].split(': ', 1)[1]}; no number-neutral evidence in {LEDGER}"
+            f"Will rerun: {stale_published_text(stale[args.scale])}; no"
+            f" number-neutral evidence in {LEDGER}"
             " covers the change (`galu equivalence --base <commit>` records it when it holds);"
             " what reads them; the figures, which are not published; and any job whose"
             " parameters differ from the run's (`snakemake -n` gives each reason)."

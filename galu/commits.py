@@ -8,8 +8,12 @@ not only the commit of the last job.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from galu.provenance import sidecar_path
 
 
 def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], list[str]]:
@@ -24,3 +28,13 @@ def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], l
         if git.get("dirty"):
             dirty.append(path)
     return commits, dirty
+
+
+def made_on_files(files: Mapping[str, Path]) -> tuple[dict[str, int], list[str]]:
+    """:func:`made_on` of the outputs ``files`` (name -> path on disk) that have a sidecar."""
+    records = {}
+    for name, path in files.items():
+        side = sidecar_path(path)
+        if side.is_file():
+            records[name] = json.loads(side.read_text())
+    return made_on(records)

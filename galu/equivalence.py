@@ -84,10 +84,7 @@ class Ledger:
 
     def __init__(self, entries: Iterable[Equivalence] = ()):
         self.entries: dict[str, Equivalence] = {}
-        for entry in entries:
-            self.entries[entry.closure] = entry
-        for sha in self.entries:
-            self.chain(sha)  # raises on a cycle
+        self.add(entries)
 
     @classmethod
     def load(cls, root: str | Path = ".") -> Ledger:
@@ -139,10 +136,11 @@ class Ledger:
         atomic_write_bytes(Path(root) / LEDGER, text.encode())
 
     def add(self, entries: Iterable[Equivalence]) -> None:
+        """Record ``entries`` (a newer entry for the same closure replaces the older one)."""
         for entry in entries:
             self.entries[entry.closure] = entry
         for sha in self.entries:
-            self.chain(sha)
+            self.chain(sha)  # raises on a cycle
 
 
 def _plain(entry: Equivalence) -> dict[str, Any]:

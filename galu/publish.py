@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
-from galu.commits import made_on
+from galu.commits import made_on_files
 from galu.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.provenance import SIDECAR_SUFFIX, Run, git_state, sidecar_path
 from galu.scales import QUICK, OutputRoot, scaled, unscaled
@@ -246,9 +246,9 @@ def publish(
     if unsealed:
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
-    records = {c: json.loads(sidecar_path(run / c).read_text()) for c in files}
-    commits, dirty = made_on(records)
-    checkout_dirty = bool(git_state().get("dirty"))
+    commits, dirty = made_on_files({c: run / c for c in files})
+    checkout = git_state()
+    checkout_dirty = bool(checkout.get("dirty"))
     if (checkout_dirty or dirty) and not allow_dirty:
         raise PublishError(_dirty_refusal(checkout_dirty, dirty))
     target = Path(PUBLISHED) / scale
@@ -276,7 +276,7 @@ def publish(
         # changes (their sidecars say so); the checkout's state when it was published.
         "commits": commits,
         "dirty_files": dirty,
-        "published_from": {**git_state(), "allow_dirty": allow_dirty},
+        "published_from": {**checkout, "allow_dirty": allow_dirty},
         "machine": machine,
         "device": record.get("device"),
         "configfiles": configfiles,
@@ -334,7 +334,7 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
         text = f"commit `{next(iter(commits))}`"
     else:
         text = f"made on {len(commits)} commits, " + ", ".join(
-            f"`{c[:12] if c else c}` ({n} files)" for c, n in commits.items()
+            f"`{c[:12]}` ({n} files)" for c, n in commits.items()
         )
     dirty = manifest.get("dirty_files")
     if dirty:
@@ -349,12 +349,8 @@ def _publication_lines(folder: Path) -> list[str]:
     manifest = json.loads((folder / MANIFEST).read_text())
     scale = manifest["scale"]
     if "commits" not in manifest:  # published before manifests listed them: the sidecars do
-        records = {
-            c: json.loads(sidecar_path(folder / c).read_text())
-            for c in manifest.get("files", [])
-            if sidecar_path(folder / c).is_file()
-        }
-        manifest["commits"], manifest["dirty_files"] = made_on(records)
+        files = {c: folder / c for c in manifest.get("files", [])}
+        manifest["commits"], manifest["dirty_files"] = made_on_files(files)
     configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
     lines = [
         f"The **{scale}** run: {commits_text(manifest)}; machine:"

@@ -8,11 +8,11 @@ from pathlib import Path
 from galu.atomic import atomic_write_bytes
 from galu.claims import evaluate, parse_claims, reduced_claims
 from galu.claims_text import caption_reductions, caption_verdicts, markdown_table
-from galu.commits import made_on
+from galu.commits import made_on_files
 from galu.config import load_yaml
 from galu.landing import landing_html, landing_page, verdict_metrics
 from galu.observations import observations_rst
-from galu.provenance import Run, git_state, sidecar_path, versions
+from galu.provenance import Run, git_state, versions
 from galu.scales import OutputRoot, judged_as
 
 # This scale's outputs: the claims and figures name contract paths (galu/scales.py).
@@ -34,15 +34,10 @@ def write_text(path, text):
 
 write_text(snakemake.output.md, markdown_table(table))
 figures = snakemake.params.figures
-# The commits the tables were made on (a run over several sittings can span several).
-tables = {}
-for path in map(Path, snakemake.input):
-    side = sidecar_path(path)
-    if side.is_file():
-        tables[path.as_posix()] = json.loads(side.read_text())
 provenance = {
     "git": git_state(),
-    "made_on": made_on(tables),
+    # The commits the tables were made on (a run over several sittings can span several).
+    "made_on": made_on_files({path: Path(path) for path in snakemake.input}),
     "versions": versions(),
     "scale": scale,
     "reductions": reductions,
