@@ -185,7 +185,22 @@ def test_a_library_edit_reruns_exactly_its_jobs_and_their_dependants(touched, re
         assert planned(touched) == Counter(expected)
     finally:
         path.write_bytes(original)
-    assert planned(touched) == Counter()  # the edit undone: up to date again
+    # (That undoing the edit plans nothing again: test_an_undone_edit_plans_nothing.)
+
+
+def test_an_undone_edit_plans_nothing(touched):
+    """An edit written back (same bytes, new mtime) plans nothing, after the edited code was
+    hashed: closures follow content, and no cached hash of the edit outlives it."""
+    rel = "galu/scm/odes.py"
+    edit, expected = EDITS[rel]
+    path = touched / rel
+    original = path.read_bytes()
+    try:
+        path.write_text(edit(original.decode()))
+        assert planned(touched) == Counter(expected)
+    finally:
+        path.write_bytes(original)
+    assert planned(touched) == Counter()
 
 
 def test_comment_and_docstring_edits_rerun_nothing(touched):

@@ -4,9 +4,9 @@ A copy of the repository runs the SCM and memorization stages at the tiny scale.
 
 - a number-neutral edit (a private helper of galu/plotting.py renamed, which every figure
   of both stages imports) first makes their figures stale in the plan and in the audit;
-  after `galu equivalence --base HEAD~1` has run both commits and found every output
-  byte-identical, `snakemake -n` plans nothing and `galu audit --strict` passes, naming the
-  evidence;
+  after `galu equivalence --base HEAD~1` has run both commits (those two stages) and found
+  every output byte-identical, `snakemake -n` plans nothing and `galu audit --strict`
+  passes, naming the evidence;
 - a number-changing edit (a factor in an SCM equation, galu/scm/odes.py) makes stale
   exactly the outputs whose code reaches that file, and what was made from them, in the
   plan and in the audit, and `--strict` fails naming the file.
@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 
 TINY = ["--configfile", "config/tiny.yaml"]
 STAGES = {"stages": ["scm", "memorization"]}
+STAGE_ARGS = [arg for stage in STAGES["stages"] for arg in ("--stage", stage)]
 FOLDERS = ["results", "figures"]
 
 
@@ -100,7 +101,9 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     assert stale_by_code(root) == figures
 
     kept = Ledger.load(root).entries  # the repository's own evidence
-    said = galu(root, "equivalence", "--base", "HEAD~1", "--scale", "tiny").stdout
+    said = galu(
+        root, "equivalence", "--base", "HEAD~1", "--scale", "tiny", *STAGE_ARGS
+    ).stdout
     entries = Ledger.load(root).entries
     assert all(entries[sha] == step for sha, step in kept.items())
     recorded = [step for sha, step in entries.items() if sha not in kept]
