@@ -101,9 +101,7 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     assert stale_by_code(root) == figures
 
     kept = Ledger.load(root).entries  # the repository's own evidence
-    said = galu(
-        root, "equivalence", "--base", "HEAD~1", "--scale", "tiny", *STAGE_ARGS
-    ).stdout
+    said = galu(root, "equivalence", "--base", "HEAD~1", "--scale", "tiny", *STAGE_ARGS).stdout
     entries = Ledger.load(root).entries
     assert all(entries[sha] == step for sha, step in kept.items())
     recorded = [step for sha, step in entries.items() if sha not in kept]
