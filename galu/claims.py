@@ -315,7 +315,7 @@ def evaluate(
     reduced: Mapping[str, str] | None = None,
     stages: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """One row per claim: the ``results/claims.csv`` contract of DESIGN.md, plus reasons.
+    """One row per claim: the ``results/claims.csv`` contract of docs/design.md, plus reasons.
 
     ``root``: the run's outputs (a folder is a quick run's checkout; see galu.scales).
     ``claims`` are parsed for the scale the run is judged as (:func:`galu.scales.judged_as`).

@@ -1,7 +1,7 @@
 """Atomic outputs with provenance sidecars.
 
 Every result file ``X`` the workflow writes gets a sidecar ``X.meta.json``
-(DESIGN.md, "Provenance") recording the output's own sha256, the rule and
+(docs/design.md, "Provenance") recording the output's own sha256, the rule and
 wildcards that made it, the resolved parameters and their hash, the code
 closure (script and every galu module it imports, each with its hash; see
 ``galu.closure``), every input with its sha256, the git commit and dirty flag,

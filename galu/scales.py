@@ -1,6 +1,6 @@
 """Each scale its own output root, so runs of different scales live side by side.
 
-The contracts of DESIGN.md name paths of the default ``quick`` run (``results/scm/...``,
+The contracts of docs/design.md name paths of the default ``quick`` run (``results/scm/...``,
 ``figures/scm/...``, ``logs/scm/...``). Any other scale writes the same relative paths one
 folder down, under its name: ``results/paper-cpu/scm/...``, ``figures/paper-cpu/scm/...``,
 ``logs/paper-cpu/scm/...``. No path of one scale is a path of another, so neither

@@ -24,6 +24,7 @@ byte for byte.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -114,6 +115,10 @@ def serve(path: str, parent: int) -> None:
     # where a cold `python <script>` would (sys.path[0] is set per job).
     for name in [m for m in sys.modules if m == "galu" or m.startswith("galu.")]:
         del sys.modules[name]
+    # The preloaded objects go to the collector's permanent generation: a child's collections
+    # then never walk them, which would copy their pages from the server (copy-on-write).
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)

@@ -1,4 +1,4 @@
-"""The SCM stage's tables: DESIGN.md columns, values and the stability rows."""
+"""The SCM stage's tables: contracted columns (docs/design.md), values and the stability rows."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The result tables' column contracts (workflow/schemas/tables/): each DESIGN contract and
-each other table a claim reads is there, a table that breaks one is refused with every
-problem named, before it is written."""
+"""The result tables' column contracts (workflow/schemas/tables/): each core contract of
+docs/design.md and each other table a claim reads is there, a table that breaks one is
+refused with every problem named, before it is written."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from conftest import REPO
 
 FOLDER = REPO / CONTRACTS_DIR
 
-# The required columns of DESIGN.md's contracts table: the repository's files must keep them.
+# The required columns of docs/design.md's contracts table: the repository's files must keep them.
 DESIGN = {
     "memorization/underparam.csv": ["model", "m", "d", "k", "seed", "kd_over_m", "train_loss"],
     "memorization/min_width.csv": ["model", "m", "d", "out_dim", "seed", "criterion",

@@ -1,4 +1,4 @@
-"""The layout of ``accuracy.csv`` (DESIGN.md's generalization contract) and the table that
+"""The layout of ``accuracy.csv`` (docs/design.md's generalization contract) and the table that
 stacks the per-dataset results into it. No torch: the job that gathers the tables and
 the figures start without it (about 1.6 s of CPU each)."""
 
@@ -42,7 +42,7 @@ EXTRA_COLUMNS = [
 def accuracy_table(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Stack per-dataset tables into the ``accuracy.csv`` layout.
 
-    DESIGN.md's columns come first, then :data:`EXTRA_COLUMNS` (empty where a column
+    docs/design.md's columns come first, then :data:`EXTRA_COLUMNS` (empty where a column
     does not apply to a dataset); rows sorted by dataset, then the other keys.
     """
     if not frames:

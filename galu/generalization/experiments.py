@@ -14,7 +14,7 @@ Four experiments, each a function returning one row per trained network:
 
 :func:`~galu.generalization.accuracy.accuracy_table` stacks them into
 ``results/generalization/accuracy.csv``
-(DESIGN.md columns first). ``width`` is 0 for the linear baseline (no hidden layer).
+(docs/design.md columns first). ``width`` is 0 for the linear baseline (no hidden layer).
 Member seeds are ``seed, seed + 1, ...``; data seeds derive from ``seed`` alone.
 """
 

@@ -57,7 +57,7 @@ def normalized(activation: str | Activation, coeffs: Coefficients | None = None)
 
 
 def coefficients_table(names: Iterable[str], order: int, tolerance: float) -> pd.DataFrame:
-    """One row per activation: the ``coefficients.csv`` contract of DESIGN.md.
+    """One row per activation: the ``coefficients.csv`` contract of docs/design.md.
 
     Raises if doubling the quadrature order changes a coefficient by more than
     ``tolerance``: the order is then too low for that activation.

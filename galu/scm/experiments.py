@@ -1,4 +1,4 @@
-"""The SCM stage's experiments as tidy tables (DESIGN.md contracts for results/scm/).
+"""The SCM stage's experiments as tidy tables (docs/design.md contracts for results/scm/).
 
 A *setting* is a mapping with ``activation``, ``etas``, ``forms`` (``exact``
 keeps the eta^2 term, ``small_eta`` is the paper's form), start overlaps ``R0``

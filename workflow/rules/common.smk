@@ -74,7 +74,7 @@ SCALE = config["scale"]
 
 
 def out(path):
-    """The path of contract ``path`` (DESIGN.md: ``results/...``, ``figures/...``,
+    """The path of contract ``path`` (docs/design.md: ``results/...``, ``figures/...``,
     ``logs/...``) in this scale's output root: unchanged at the quick scale, else one folder
     down under the scale's name (``results/paper-cpu/...``), so runs of different scales never
     share an output (galu/scales.py). Every rule file names its paths through it."""

@@ -100,7 +100,7 @@ for norm_name, norm_spec in NORM_FIGURES.items():
             "../../scripts/normalization_plot.py"
 
 
-# Every figure, and the tables the claims and other stages read (DESIGN.md, Contracts).
+# Every figure, and the tables the claims and other stages read (docs/design.md, Contracts).
 stage_targets(
     "normalization",
     [
