@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from galu.memorization.grid import underparam_points
+
 # Settings of the soft committee machine stage that carry a start (R0, Q0).
 _START_KEYS = ("R0", "Q0")
 
@@ -127,7 +129,7 @@ def _range_problems(node: Any, path: str = "") -> Iterator[str]:
 def _memorization_problems(config: Mapping[str, Any]) -> Iterator[str]:
     grid = ((config.get("memorization") or {}).get("underparam")) or {}
     ms, ds, ks = (grid.get(key) or [] for key in ("ms", "ds", "ks"))
-    if ms and ds and ks and not any(k * d <= m for m in ms for d in ds for k in ks):
+    if ms and ds and ks and not underparam_points(ms, ds, ks):
         yield (
             f"memorization.underparam: no point has k * d <= m (ms {ms}, ds {ds}, ks {ks}), so "
             "every point would be skipped; add smaller ks or ds, or larger ms"

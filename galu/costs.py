@@ -33,6 +33,7 @@ from galu.config import load_yaml
 from galu.data.registry import get_dataset
 from galu.generalization.layout import pads_widths
 from galu.jobs import Job
+from galu.memorization.grid import underparam_points
 from galu.memorization.width_search import search_min_width
 
 CONSTANTS = "workflow/costs/constants.yaml"
@@ -90,9 +91,7 @@ def _underparam(config: Config, wc: Wildcards) -> Sizes:
     mem = config["memorization"]
     u = mem["underparam"]
     trained = len([m for m in u["models"] if m != "galu_exact"]) * u["seeds"]
-    # the under-parameterized points (as galu.memorization.experiments.underparam_points,
-    # whose module imports torch: the Snakefile calls this module while it parses)
-    points = [(m, d, k) for m in u["ms"] for d in u["ds"] for k in u["ks"] if k * d <= m]
+    points = underparam_points(u["ms"], u["ds"], u["ks"])
     total = Sizes(gpu=bool(mem["gpu"]))
     for m, d in {(m, d) for m, d, _ in points}:
         macs = sum(trained * k * (d + 1) for pm, pd, k in points if (pm, pd) == (m, d))

@@ -10,6 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 
+def run_seeds(seed: int, count: int) -> list[int]:
+    """The seeds of a setting's ``count`` runs (networks, simulations, draws): ``seed, seed + 1,
+    ..., seed + count - 1``, every stage's convention (the config's ``seeds`` keys)."""
+    for name, value, low in (("seed", seed, 0), ("seeds", count, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return [int(seed) + i for i in range(count)]
+
+
 def derive_seed(seed: int, stream: str) -> int:
     """Return a seed for one purpose (``stream``) derived from ``seed``.
 

@@ -7,6 +7,7 @@ import torch
 
 from galu.provenance import Run
 from galu.scm.schedules import schedule_experiment
+from galu.seeding import run_seeds
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)
@@ -22,6 +23,6 @@ for name in params.schedules["settings"]:
     trajectories.append(trajectory)
 summary = pd.concat(summaries, ignore_index=True)
 logging.info("schedules:\n%s", summary.to_string())
-seeds = [params.seed + k for k in range(params.simulation["seeds"])]
+seeds = run_seeds(params.seed, params.simulation["seeds"])
 run.write_csv(summary, snakemake.output.csv, seeds=seeds)
 run.write_csv(pd.concat(trajectories, ignore_index=True), snakemake.output.runs, seeds=seeds)

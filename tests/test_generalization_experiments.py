@@ -19,11 +19,11 @@ from galu.generalization.experiments import (
     image_experiment,
     linear_table,
     member_frame,
-    member_seeds,
     parity_table,
     synthetic_experiment,
 )
 from galu.generalization.training import train_members
+from galu.seeding import run_seeds
 
 torch.set_num_threads(1)
 
@@ -234,7 +234,7 @@ def test_accuracy_table_has_the_contract_columns_first(image_grid_table):
 @pytest.mark.parametrize(
     "call,message",
     [
-        (lambda: member_seeds(0, 0), "seeds must be an integer >= 1, got 0"),
+        (lambda: run_seeds(0, 0), "seeds must be an integer >= 1, got 0"),
         (lambda: SyntheticSettings(["tanh"], 4, 1, 0.1, 5, 0), "models must be a non-empty list"),
         (lambda: ClusterSettings(["regression"], [3.0]), r"sigma_ys must be a non-empty list"),
         (lambda: LinearSettings([0]), "n_trains must be a non-empty list of ints >= 1"),

@@ -48,6 +48,7 @@ from galu.generalization.training import (
     train_members,
     training_scores,
 )
+from galu.seeding import run_seeds
 
 CLASSES = 10
 # Models of the synthetic tasks: one hidden layer, no gate scale to select, so no
@@ -73,13 +74,6 @@ def _check_positive(name: str, values: Sequence[float]) -> None:
 def _check_count(name: str, value: int, low: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
-def member_seeds(seed: int, count: int) -> list[int]:
-    """The member seeds of a job: ``seed, seed + 1, ..., seed + count - 1``."""
-    _check_count("seed", seed, 0)
-    _check_count("seeds", count)
-    return [seed + i for i in range(count)]
 
 
 def _batch(batch_size: int) -> int | None:
@@ -132,7 +126,7 @@ class ImageSettings:
             widths = [0] if model == "linear" else self.widths
             scales = self.gate_scales if model in SIGMOID else [None]
             for width in widths:
-                for s in member_seeds(seed, self.seeds):
+                for s in run_seeds(seed, self.seeds):
                     for lr in self.lrs:
                         out.extend(MemberSpec(model, width, s, lr, a) for a in scales)
         return out
@@ -329,7 +323,7 @@ def clusters_table(
     clusters: ClusterSettings, settings: SyntheticSettings, seed: int, device: str = "cpu"
 ) -> pd.DataFrame:
     """Test loss and error against ``sigma_y``; regression adds the exact GaLU fit."""
-    seeds = member_seeds(seed, settings.seeds)
+    seeds = run_seeds(seed, settings.seeds)
     frames = []
     for task in clusters.tasks:
         grid = [(s, sd) for s in clusters.sigma_ys for sd in seeds]
@@ -371,7 +365,7 @@ def linear_table(
     linear: LinearSettings, settings: SyntheticSettings, seed: int, device: str = "cpu"
 ) -> pd.DataFrame:
     """Test error against ``n_train`` (one ensemble per size: sizes differ in shape)."""
-    seeds = member_seeds(seed, settings.seeds)
+    seeds = run_seeds(seed, settings.seeds)
     models = settings.trained("linear", BINARY_MODELS)
     frames = []
     for n_train in linear.n_trains:
@@ -408,7 +402,7 @@ def parity_table(
     parity_settings: ParitySettings, settings: SyntheticSettings, seed: int, device: str = "cpu"
 ) -> pd.DataFrame:
     """Test error against the subset size ``s`` (all sizes in one ensemble)."""
-    seeds = member_seeds(seed, settings.seeds)
+    seeds = run_seeds(seed, settings.seeds)
     models = settings.trained("parity", BINARY_MODELS)
     p = parity_settings
     grid = [(s, sd) for s in p.subset_sizes for sd in seeds]

@@ -5,6 +5,7 @@ Shalev-Shwartz, *Decoupling Gating from Linearity*, arXiv 1906.05032, sec. 3).
   (trained ReLU/GaLU ensembles, the exact least-squares GaLU optimum);
 - :mod:`~galu.memorization.width_search`: lock-step searches for the smallest width at
   which a success oracle holds;
+- :mod:`~galu.memorization.grid`: the under-parameterized grid ``k d <= m``;
 - :mod:`~galu.memorization.search_parts`: a search grid split into jobs and stacked back;
 - :mod:`~galu.memorization.experiments`: the under-parameterized loss and the minimal
   widths as tidy tables (``underparam.csv``, ``min_width.csv``);

@@ -37,19 +37,15 @@ from galu.memorization.fitting import (
     normalized_mse,
     sign_error,
 )
+from galu.memorization.grid import underparam_points
 from galu.memorization.search_parts import search_part
 from galu.memorization.width_search import MinWidthSearch, run_searches
-from galu.seeding import derive_seed
+from galu.seeding import derive_seed, run_seeds
 
 # How a width succeeds: normalized training MSE below a threshold (Gaussian label vectors)
 # or every training sign right (random signs); and the labels each criterion draws.
 WIDTH_CRITERIA = ("mse", "zero_error")
 CRITERION_LABELS = {"mse": "gaussian", "zero_error": "sign"}
-
-
-def underparam_points(ms: Sequence[int], ds: Sequence[int], ks: Sequence[int]) -> list[tuple]:
-    """The ``(m, d, k)`` grid restricted to the under-parameterized side ``kd <= m``."""
-    return [(m, d, k) for m in ms for d in ds for k in ks if k * d <= m]
 
 
 def underparam_table(
@@ -237,7 +233,7 @@ def underparam_experiment(
     section: Mapping[str, Any], common: Mapping[str, Any], device: str
 ) -> pd.DataFrame:
     """``underparam.csv`` for the config section ``memorization.underparam``."""
-    seeds = [common["seed"] + i for i in range(section["seeds"])]
+    seeds = run_seeds(common["seed"], section["seeds"])
     options = fit_options(section, common, device)
     return underparam_table(
         section["ms"], section["ds"], section["ks"], seeds, section["models"], options
@@ -259,7 +255,7 @@ def min_width_experiment(
     """
     if criterion not in WIDTH_CRITERIA:
         raise ValueError(f"criterion must be one of {WIDTH_CRITERIA}, got {criterion!r}")
-    seeds = [common["seed"] + i for i in range(section["seeds"])]
+    seeds = run_seeds(common["seed"], section["seeds"])
     if criterion == "mse":
         grid = ([section["m"]], [section["d"]], section["out_dims"])
     else:

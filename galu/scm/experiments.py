@@ -19,6 +19,7 @@ import pandas as pd
 
 from galu.scm.odes import CommitteeODE, integrate, log_alpha_grid, pack, state_labels
 from galu.scm.stability import analyse, find_fixed_point
+from galu.seeding import run_seeds
 
 FORMS = {"exact": True, "small_eta": False}
 TRAJECTORY_COLUMNS = [
@@ -78,7 +79,7 @@ def simulation_table(
         raise ValueError(f"dtype must be float32 or float64, got {sim['dtype']!r}")
     R0, Q0 = start(setting)
     K, M = R0.shape
-    seeds = [seed + k for k in range(sim["seeds"])]
+    seeds = run_seeds(seed, sim["seeds"])
     grid = log_alpha_grid(setting["sim_alpha_max"], sim["points"], 1.0 / sim["N"])
     frames = []
     etas = list(setting["sim_etas"])

@@ -41,6 +41,7 @@ from galu.scm.odes import (
     log_alpha_grid,
     state_labels,
 )
+from galu.seeding import run_seeds
 
 Array = np.ndarray
 SOLVER_DEFAULTS = {"method": "LSODA", "rtol": 1e-8, "atol": 1e-10}
@@ -279,7 +280,7 @@ def _simulate_schedules(
 
     R0, Q0 = start(setting)
     K, M = R0.shape
-    seeds = [seed + k for k in range(sim_config["seeds"])]
+    seeds = run_seeds(seed, sim_config["seeds"])
     grid = log_alpha_grid(config["sim_alpha_max"], sim_config["points"], 1.0 / sim_config["N"])
     keys: list[tuple[str, float]] = []
     etas: list[float | Callable[[float], float]] = []

@@ -25,6 +25,7 @@ from galu.provenance import sidecar_path
 from galu.report_build import build_path as report_build_path
 from galu.report_build import install_report
 from galu.scales import scaled, unscaled
+from galu.seeding import run_seeds
 from galu.sitekeys import site_device
 from galu.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
 from galu.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV

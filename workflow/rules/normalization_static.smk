@@ -46,6 +46,6 @@ rule normalization_isometry:
     params:
         activations=NORM_ISO["activations"],
         n=NORM_ISO["n"],
-        seeds=[config["seed"] + i for i in range(NORM_ISO["seeds"])],
+        seeds=run_seeds(config["seed"], NORM_ISO["seeds"]),
     script:
         "../../scripts/normalization_isometry.py"

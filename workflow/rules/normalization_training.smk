@@ -8,7 +8,7 @@ NORM_SPECTRA = config["normalization"]["spectra"]
 NORM_CIFAR = "data/processed/cifar10.npz"
 # One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
 NORM_RUN = out("results/normalization/runs/{norm_activation}_depth{norm_depth}")
-NORM_SEEDS = [config["seed"] + i for i in range(NORM_TRAIN["seeds"])]
+NORM_SEEDS = run_seeds(config["seed"], NORM_TRAIN["seeds"])
 # Spectra are kept only for activations that are also trained.
 NORM_SPECTRA_ACTS = [
     a for a in NORM_SPECTRA["activations"] if a in NORM_TRAIN["activations"]

@@ -202,7 +202,7 @@ SCM_FIGURES = {
             "schedule_runs": (rules.scm_schedules.output.runs, SCM_SCHEDULE_TABLES),
         },
         draw={},
-        seeds=[config["seed"] + k for k in range(SCM_SIM["seeds"])],
+        seeds=run_seeds(config["seed"], SCM_SIM["seeds"]),
     ),
 }
 
