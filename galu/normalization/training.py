@@ -1,6 +1,12 @@
-"""Training of the deep plain MLPs (Richemond & Guo, arXiv 1905.01369, Sec. 4): softmax
+"""Training of one deep plain MLP (Richemond & Guo, arXiv 1905.01369, Sec. 4): softmax
 cross-entropy by SGD with momentum, no regularization, in full minibatches of data that
 stay on the device; one row of losses and errors per epoch.
+
+The workflow does not train with :func:`train`: its jobs train many networks at once with
+:mod:`galu.normalization.stacked`, which takes its settings (:class:`TrainSettings`) and
+evaluation batch from here. :func:`train` is the one-network reference that
+``tests/test_normalization_stacked.py`` holds the stacked trainer to and that
+``benchmarks/deep_mlp.py`` measures it against.
 """
 
 from __future__ import annotations
