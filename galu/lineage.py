@@ -64,7 +64,24 @@ def _describe(record: dict) -> str:
         f"rule {record.get('rule')} {record.get('wildcards') or ''} on commit {commit}, "
         f"params sha256 {str(record.get('params_sha256'))[:12]}, {code_text}, "
         f"device {record.get('device')}, finished {record.get('finished')}{extra}"
+        f"{_functions(record)}"
     ).replace("  ", " ")
+
+
+def _functions(record: dict) -> str:
+    """The library functions a figure's sidecar names: what drew it (``drawn_by``) and what
+    computed each of its tables (the plot rule's ``computed_by`` param), where recorded."""
+    parts = []
+    if record.get("drawn_by"):
+        parts.append(f"drawn by {record['drawn_by']}")
+    computed = (record.get("params") or {}).get("computed_by") or {}
+    if isinstance(computed, dict) and computed:
+        tables = "; ".join(
+            f"{table} by {', '.join(fns) if isinstance(fns, list) else fns}"
+            for table, fns in computed.items()
+        )
+        parts.append(f"tables computed: {tables}")
+    return "".join(f", {part}" for part in parts)
 
 
 def _raw_nodes(root: Path, record: dict) -> list[Node]:

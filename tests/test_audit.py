@@ -320,3 +320,21 @@ def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
     )
     short = "stale: made with older code; changed since: a.py"
     assert _first_files(short) == short and _first_files("other") == "other"
+
+
+def test_explain_names_the_drawing_and_computing_functions():
+    from galu.lineage import _describe
+
+    record = {
+        "rule": "scm_plot_perceptron",
+        "git": {"commit": "a" * 40, "dirty": False},
+        "drawn_by": "galu.scm.figures.draw_perceptron",
+        "params": {"computed_by": {"stability": ["galu.scm.experiments.stability_table"]}},
+    }
+    said = _describe(record)
+    assert said.endswith(
+        ", drawn by galu.scm.figures.draw_perceptron, tables computed: stability by"
+        " galu.scm.experiments.stability_table"
+    ), said
+    del record["drawn_by"], record["params"]
+    assert "drawn by" not in _describe(record) and "computed" not in _describe(record)
