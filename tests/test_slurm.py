@@ -79,7 +79,10 @@ def slurm_cluster() -> Iterator[None]:
 
 
 def sacct(
-    run_id: str, since: datetime, job_ids: list[str] | None = None
+    run_id: str,
+    since: datetime,
+    job_ids: list[str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """SLURM's accounting for one Snakemake run: {job id: {rule, state, tres}}.
 
@@ -100,14 +103,26 @@ def sacct(
     jobs = {}
     for line in out.splitlines():
         job_id, comment, state, tres = line.split("|")
+        # A group job cancelled while held can reach sacct without its comment; Snakemake's
+        # log names its folder (rule_<rule> or group_<group>_<rule>) at submission.
+        comment = comment or (labels or {}).get(job_id, "")
         rules = [r for r in RULES if re.search(rf"(^rule_|_){r}(_wildcards_|$)", comment)]
         assert len(rules) == 1, f"job {job_id}: comment {comment!r} names none of {RULES}"
         jobs[job_id] = {"rule": rules[0], "state": state.split()[0], "tres": tres}
     return jobs
 
 
+def submitted_labels(log: str) -> dict[str, str]:
+    """SLURM job id -> the folder Snakemake's log gives the job (it names the rule)."""
+    return dict(re.findall(r"with SLURM jobid (\d+) \(log: .*/slurm_logs/([^/]+)/", log))
+
+
 def settled(
-    run_id: str, since: datetime, count: int, job_ids: list[str] | None = None
+    run_id: str,
+    since: datetime,
+    count: int,
+    job_ids: list[str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """sacct once it lists ``count`` jobs of the run, none pending or running.
 
@@ -115,7 +130,7 @@ def settled(
     can take a moment to appear, or to show its final state.
     """
     for _ in range(100):
-        jobs = sacct(run_id, since, job_ids)
+        jobs = sacct(run_id, since, job_ids, labels)
         done = all(j["state"] not in ("PENDING", "RUNNING") for j in jobs.values())
         if len(jobs) >= count and done:
             break
@@ -234,7 +249,8 @@ def test_interrupted_run_resumes_without_redoing_finished_jobs(
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) != 0
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", log.read_text())
-    first = settled(run_id(log.read_text()), since, 2, job_ids=submitted)
+    said = log.read_text()
+    first = settled(run_id(said), since, 2, job_ids=submitted, labels=submitted_labels(said))
     states = {j["rule"]: j["state"] for j in first.values()}
     assert states == {GPU_RULE: "COMPLETED", "normalization_plot_coefficients": "CANCELLED"}, first
     csv = repo / TARGETS[0]
