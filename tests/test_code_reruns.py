@@ -175,31 +175,28 @@ def test_no_op_rerun_plans_nothing(touched):
     assert planned(touched) == Counter()
 
 
-@pytest.mark.parametrize("rel", list(EDITS))
-def test_a_library_edit_reruns_exactly_its_jobs_and_their_dependants(touched, rel):
+def plan_with_edit(root: Path, rel: str) -> None:
+    """Apply ``EDITS[rel]``, assert the dry run plans exactly its jobs, and write the file back."""
     edit, expected = EDITS[rel]
-    path = touched / rel
+    path = root / rel
     original = path.read_bytes()
     try:
         path.write_text(edit(original.decode()))
-        assert planned(touched) == Counter(expected)
+        assert planned(root) == Counter(expected)
     finally:
         path.write_bytes(original)
+
+
+@pytest.mark.parametrize("rel", list(EDITS))
+def test_a_library_edit_reruns_exactly_its_jobs_and_their_dependants(touched, rel):
+    plan_with_edit(touched, rel)
     # (That undoing the edit plans nothing again: test_an_undone_edit_plans_nothing.)
 
 
 def test_an_undone_edit_plans_nothing(touched):
     """An edit written back (same bytes, new mtime) plans nothing, after the edited code was
     hashed: closures follow content, and no cached hash of the edit outlives it."""
-    rel = "galu/scm/odes.py"
-    edit, expected = EDITS[rel]
-    path = touched / rel
-    original = path.read_bytes()
-    try:
-        path.write_text(edit(original.decode()))
-        assert planned(touched) == Counter(expected)
-    finally:
-        path.write_bytes(original)
+    plan_with_edit(touched, "galu/scm/odes.py")
     assert planned(touched) == Counter()
 
 
