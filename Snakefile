@@ -10,8 +10,9 @@ from galu.landing import LANDING_PAGE
 #   snakemake --cores 2 --configfile config/paper.yaml   the papers' scale
 #
 # The configuration is validated against workflow/schemas/config.schema.yaml before any job
-# runs. Each stage lives in workflow/rules/<stage>.smk, or in <stage>_<part>.smk files named
-# for what they hold (normalization: static, training, figures), and appends its final
+# runs. Each stage's compute rules live in workflow/rules/<stage>.smk, or in <stage>_<part>.smk
+# files named for what they hold (normalization: static, training); its figures are declared
+# in galu/<paper>/stage.py and made into plot rules by figures.smk. Each appends its final
 # outputs to ALL_TARGETS, which `rule all` (the default target) requests.
 
 
@@ -49,10 +50,11 @@ ALL_TARGETS = []
 include: "workflow/rules/data.smk"
 include: "workflow/rules/normalization_static.smk"
 include: "workflow/rules/normalization_training.smk"
-include: "workflow/rules/normalization_figures.smk"
 include: "workflow/rules/scm.smk"
 include: "workflow/rules/generalization.smk"
 include: "workflow/rules/memorization.smk"
+# Every stage's figures, from the stages' declarations (galu/<paper>/stage.py).
+include: "workflow/rules/figures.smk"
 # The verdict reads every stage's outputs: keep it last.
 include: "workflow/rules/report.smk"
 

@@ -69,7 +69,7 @@ def code_problem(root: Path, record: dict[str, Any], scanner: CodeScanner | None
     scanner = scanner or code_scanner(root)
     if not (root / code["script"]).is_file():
         return f"{STALE} its script {code['script']} no longer exists"
-    current = scanner.closure(code["script"])
+    current = scanner.closure_of(code)
     if ledger_of(root).evidence(code.get("sha256", ""), current.sha256) is not None:
         return None  # the same closure, or one recorded as number-neutral to it
     changed = changed_files(code.get("files", {}), current.files)
@@ -365,7 +365,7 @@ def equivalent_outputs(
         code = record.get("code") or {}
         if not code.get("script") or not (root / code["script"]).is_file():
             continue
-        steps = ledger.evidence(code.get("sha256", ""), scanner.closure(code["script"]).sha256)
+        steps = ledger.evidence(code.get("sha256", ""), scanner.closure_of(code).sha256)
         if steps:
             found[rel] = steps
     return found

@@ -50,10 +50,12 @@ import pandas as pd
 from galu.precision import display_step, format_measured
 from galu.provenance import is_substitute
 from galu.scales import OutputRoot, judged_as, output_root
+from galu.stages import papers
 
 COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
-PAPERS = ("galu", "scm", "normalization")
+# A claim's paper: one the stages declare (galu/<paper>/stage.py).
+PAPERS = papers()
 REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
 MEASUREMENT = ("where", "pivot", "expression", "reduce", "x")
 

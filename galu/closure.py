@@ -17,7 +17,10 @@ finds that *closure* statically, by parsing the imports with :mod:`ast` (no code
   the caption templates) are rule inputs and tracked as such.
 
 Imports the parser cannot see (``importlib.import_module(name)`` with a computed name)
-are not followed; the project does not use them in library code.
+are not followed. The one place the project uses one, the plot script (it imports the
+figure's ``galu.<stage>.figures`` by the name its rule gives), names that module to the
+scanner instead: ``closure(script, imports=[module])`` starts from both, and the closure
+records the ``imports`` so that the audit recomputes the same one.
 
 Each file gets a hash: data files the sha256 of their bytes; Python files the sha256 of
 their syntax tree *without docstrings* (comments are not in the tree). So an edit that
@@ -117,10 +120,12 @@ class ModuleInfo:
 
 @dataclass(frozen=True)
 class Closure:
-    """One script's code closure: repository-relative path -> hash of every file in it."""
+    """One script's code closure: repository-relative path -> hash of every file in it.
+    ``imports``: modules the script imports by a name its rule gives (see the module doc)."""
 
     script: str
     files: Mapping[str, str] = field(default_factory=dict)
+    imports: tuple[str, ...] = ()
 
     @property
     def sha256(self) -> str:
@@ -131,13 +136,25 @@ class Closure:
     def modules(self) -> list[str]:
         return sorted(self.files)
 
+    @property
+    def label(self) -> str:
+        """The script, with the modules it imports by name: how the ledger names the unit."""
+        return code_label({"script": self.script, "imports": self.imports})
+
     def record(self) -> dict[str, Any]:
         """The JSON-able form a sidecar (and a rule's ``params.code``) carries."""
-        return {
-            "script": self.script,
-            "sha256": self.sha256,
-            "files": dict(sorted(self.files.items())),
-        }
+        record: dict[str, Any] = {"script": self.script}
+        if self.imports:
+            record["imports"] = list(self.imports)
+        record.update(sha256=self.sha256, files=dict(sorted(self.files.items())))
+        return record
+
+
+def code_label(code: Mapping[str, Any]) -> str:
+    """A recorded closure's unit as one string: ``scripts/x.py``, or for a script that imports
+    modules by name, ``scripts/plot.py (galu.scm.figures)``."""
+    imports = code.get("imports") or ()
+    return f"{code['script']} ({', '.join(imports)})" if imports else str(code["script"])
 
 
 def changed_files(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -169,7 +186,7 @@ class CodeScanner:
         self.root = Path(root)
         self.packages = tuple(p for p in packages if (self.root / p / "__init__.py").is_file())
         self._info: dict[Path, ModuleInfo] = {}
-        self._closures: dict[str, Closure] = {}
+        self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
         self._data_files: list[Path] | None = None
         self._names: dict[str, Path | None] = {}
         self._edges: dict[Path, tuple[list[Path], dict[str, str]]] = {}
@@ -320,16 +337,22 @@ class CodeScanner:
             self._edges[path] = (list(dict.fromkeys(imported)), hashes)
         return self._edges[path]
 
-    def closure(self, script: str | os.PathLike[str]) -> Closure:
-        """The script and every project module and package data file it reaches."""
+    def closure(self, script: str | os.PathLike[str], imports: Iterable[str] = ()) -> Closure:
+        """The script and every project module and package data file it reaches, and those
+        the modules ``imports`` (dotted names the script imports at run time) reach."""
         start = Path(script)
         start = start if start.is_absolute() else self.root / start
         start = Path(os.path.normpath(start))
+        imports = tuple(imports)
         key = self._rel(start)
-        if key in self._closures:
-            return self._closures[key]
+        if (key, imports) in self._closures:
+            return self._closures[key, imports]
+        missing = [name for name in imports if self.module_file(name) is None]
+        if missing:
+            raise ValueError(f"{key} imports {', '.join(missing)}: no such project module")
+        named = [p for name in imports for p in self._files_of_import(name)]
         files: dict[str, str] = {}
-        todo = [start]
+        todo = [start, *named]
         seen: set[Path] = set()
         while todo:
             path = todo.pop()
@@ -339,6 +362,10 @@ class CodeScanner:
             imported, data = self._edges_of(path)
             files.update(data)
             todo.extend(p for p in imported if p not in seen)
-        closure = Closure(key, files)
-        self._closures[key] = closure
+        closure = Closure(key, files, imports)
+        self._closures[key, imports] = closure
         return closure
+
+    def closure_of(self, code: Mapping[str, Any]) -> Closure:
+        """The current closure of a recorded one (a sidecar's or a rule's ``code``)."""
+        return self.closure(code["script"], code.get("imports", ()))

@@ -199,6 +199,19 @@ def check_device(config: Mapping[str, Any]) -> None:
         )
 
 
+def load_schema(schema_path: str | Path = SCHEMA_PATH) -> dict[str, Any]:
+    """The configuration schema: the file, with the stages ``stages`` may name (its enum and
+    default) read from the stages' declarations (:mod:`galu.stages`)."""
+    from galu.stages import stages
+
+    schema = load_yaml(schema_path)
+    names = [each.name for each in stages()]
+    entry = schema["properties"]["stages"]
+    entry["items"]["enum"] = names
+    entry["default"] = names
+    return schema
+
+
 def validate_files(
     config: Any, schema_path: str | Path = SCHEMA_PATH, check_cuda: bool = True
 ) -> None:
@@ -207,6 +220,6 @@ def validate_files(
     ``check_cuda=False`` for cluster runs: the main process runs on a login node, which
     need not have the GPUs the jobs get.
     """
-    validate(config, load_yaml(schema_path))
+    validate(config, load_schema(schema_path))
     if check_cuda:
         check_device(config)

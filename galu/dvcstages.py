@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from galu.closure import CodeScanner
+from galu.stages import FIGURE_RULES, PLOT_SCRIPT, stages
 
 # Deps under these prefixes are generated; any other dep is kept as written.
 CODE_PREFIXES = ("galu/", "scripts/", "workflow/rules/")
@@ -40,13 +41,19 @@ def scripts_of(rule_file: Path) -> list[str]:
 
 
 def code_deps(root: Path, stage: str, scanner: CodeScanner | None = None) -> list[str]:
-    """Sorted code deps of one stage: its rule files and its scripts' code closures."""
+    """Sorted code deps of one stage: its rule files and its scripts' code closures, and for
+    a stage with figures (``galu/<paper>/stage.py``) the rule file that makes its plot rules
+    and the closure of the plot script with the stage's figures module."""
     scanner = scanner or CodeScanner(root)
     deps: set[str] = set()
     for rule_file in rule_files(root, stage):
         deps.add(rule_file.relative_to(root).as_posix())
         for script in scripts_of(rule_file):
             deps.update(scanner.closure(script).files)
+    declared = {each.name: each for each in stages()}
+    if stage in declared:
+        deps.add(FIGURE_RULES)
+        deps.update(scanner.closure(PLOT_SCRIPT, [declared[stage].figures_module]).files)
     return sorted(deps)
 
 

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import yaml
 
-from galu.closure import CodeScanner, changed_files
+from galu.closure import CodeScanner, changed_files, code_label
 from galu.equivalence import LEDGER, Equivalence, Ledger
 from galu.provenance import SIDECAR_SUFFIX, sha256_file
+from galu.stages import PLOT_SCRIPT
 
 # The configurations a check runs (overlays on config/config.yaml), by name.
 SCALES = {
@@ -116,12 +117,22 @@ def same_configuration(head: Path, base: Path, scales: Sequence[str]) -> None:
 
 
 def script_closures(tree: Path) -> dict[str, tuple[str, dict[str, str]]]:
-    """Every script's closure in ``tree``: script -> (sha256, files)."""
+    """Every script's closure in ``tree``, and the plot script's with each stage's figures
+    module (the plot rules' units): label (:func:`galu.closure.code_label`) -> (sha256,
+    files). The tree's files are read, never imported."""
     scanner = CodeScanner(tree)
+    units: list[tuple[Path, tuple[str, ...]]] = [
+        (script, ()) for script in sorted((tree / "scripts").glob("*.py"))
+    ]
+    if (tree / PLOT_SCRIPT).is_file():
+        units += [
+            (tree / PLOT_SCRIPT, (f"galu.{module.parent.name}.figures",))
+            for module in sorted((tree / "galu").glob("*/figures.py"))
+        ]
     found = {}
-    for script in sorted((tree / "scripts").glob("*.py")):
-        closure = scanner.closure(script)
-        found[closure.script] = (closure.sha256, dict(closure.files))
+    for script, imports in units:
+        closure = scanner.closure(script, imports)
+        found[closure.label] = (closure.sha256, dict(closure.files))
     return found
 
 
@@ -160,7 +171,8 @@ def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str]]:
     found = {}
     for folder in COMPARED:
         for side in sorted((tree / folder).rglob(f"*{SIDECAR_SUFFIX}")):
-            script = (json.loads(side.read_text()).get("code") or {}).get("script")
+            code = json.loads(side.read_text()).get("code") or {}
+            script = code_label(code) if code.get("script") else None
             if script in scripts:
                 output = Path(str(side)[: -len(SIDECAR_SUFFIX)])
                 found[output.relative_to(tree).as_posix()] = (script, sha256_file(output))

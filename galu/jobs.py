@@ -1,7 +1,8 @@
 """The workflow's jobs, expanded from a configuration the way the rule files expand them.
 
 One :class:`Job` per Snakemake job of ``rule all`` (rule name, wildcards, where its benchmark
-TSV lands). :func:`workflow_jobs` mirrors ``workflow/rules/*.smk``; ``tests/test_costs.py``
+TSV lands). :func:`workflow_jobs` mirrors ``workflow/rules/*.smk`` (the plot jobs: from the stages'
+declarations, :mod:`galu.stages`, as ``figures.smk`` makes them); ``tests/test_costs.py``
 checks it against Snakemake's own dry run for the quick, paper and smoke configurations, so
 the two cannot drift apart silently. Used by the cost plan (:mod:`galu.costs`).
 """
@@ -12,23 +13,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# The stages a config's `stages` may name (each is one paper's experiments).
-EXPERIMENT_STAGES = ("memorization", "generalization", "scm", "normalization")
+from galu.stages import stages
+
+# The stages a config's `stages` may name (each is one paper's experiments), as declared.
+EXPERIMENT_STAGES = tuple(stage.name for stage in stages())
 STAGE_ORDER = ("data", *EXPERIMENT_STAGES, "report")
 IMAGE_DATASETS = ("mnist", "fashion_mnist")
 SYNTHETIC_TASKS = ("clusters", "linear", "parity")
 SCM_SETTINGS = ("perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3")
-SCM_FIGURES = ("perceptron", "relu_k2m2", "k3m2", "relu_k2m3", "schedules")
-MEMORIZATION_FIGURES = ("underparam", "min_width", "zero_error")
-NORMALIZATION_FIGURES = (
-    "coefficients",
-    "isometry",
-    "training",
-    "max_depth",
-    "layer_spectra",
-    "jacobian",
-    "correlations",
-)
 # Rules that run once per configuration, whatever its grids: (stage, rule, benchmark path).
 SINGLE = (
     ("memorization", "memorization_underparam", "memorization/underparam"),
@@ -92,14 +84,11 @@ def _data_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
 
 
 def _plot_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
-    for name in MEMORIZATION_FIGURES:
-        yield Job("memorization", f"memorization_plot_{name}", f"memorization/plot_{name}")
-    for name in config["generalization"]["datasets"]:
-        yield Job("generalization", f"generalization_plot_{name}", f"generalization/plot_{name}")
-    for name in SCM_FIGURES:
-        yield Job("scm", f"scm_plot_{name}", f"scm/plot_{name}")
-    for name in NORMALIZATION_FIGURES:
-        yield Job("normalization", f"normalization_plot_{name}", f"normalization/plot_{name}")
+    """One job per figure each stage declares (workflow/rules/figures.smk)."""
+    for stage in stages():
+        for figure in stage.figures(config):
+            name = f"{stage.name}/plot_{figure.name}"
+            yield Job(stage.name, f"{stage.name}_plot_{figure.name}", name)
 
 
 def _experiment_jobs(config: Mapping[str, Any]) -> Iterator[Job]:

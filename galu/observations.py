@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from galu.normalization.jacobian_summary import JACOBIAN_FLOOR, jacobian_stats
 from galu.rst import rst_escape
 from galu.scales import OutputRoot, output_root
 
@@ -27,8 +27,6 @@ FLAT = 0.05
 ZERO = 1e-6
 # eps_g of the ODEs below this is the integrator's tolerance (galu.scm.figures.EPS_FLOOR).
 EPS_FLOOR = 1e-10
-# Squared singular values below this are numerically zero (rank lost to inactive units).
-JACOBIAN_FLOOR = 1e-12
 
 
 def number(value: float, floor: float = 0.0) -> str:
@@ -295,25 +293,6 @@ def jacobian(tables: Mapping[str, pd.DataFrame]) -> list[str]:
             parts.append(text)
         lines.append(f"{activation}: " + _join(parts) + ".")
     return lines
-
-
-@dataclass(frozen=True)
-class JacobianStats:
-    at_floor: float  # fraction of values below JACOBIAN_FLOOR
-    median: float  # of the values above it
-    decades: float  # log10(95th / 5th percentile) of the values above it
-
-
-def jacobian_stats(values: np.ndarray) -> JacobianStats:
-    above = values[values >= JACOBIAN_FLOOR]
-    if not len(above):
-        return JacobianStats(1.0, math.nan, math.nan)
-    low, high = np.percentile(above, [5, 95])
-    return JacobianStats(
-        at_floor=float(np.mean(values < JACOBIAN_FLOOR)),
-        median=float(np.median(above)),
-        decades=float(np.log10(high / low)),
-    )
 
 
 def correlations(tables: Mapping[str, pd.DataFrame], near: float = 0.02) -> list[str]:

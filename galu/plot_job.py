@@ -1,14 +1,17 @@
-"""The body of every stage's plot script: one figure from its tables (never trains).
+"""The body of the plot script: one figure from its tables (never trains).
 
-A plot rule (generated from its stage's figure table: ``NORM_FIGURES``, ``MEM_FIGURES``,
-``SCM_FIGURES``, ``GEN_FIGURES``) names the figure (``params.figure``), its tables (the
-inputs, by name), the drawing parameters (``params.draw``) and, in ``params.computed_by``,
-the functions that computed each table. The stage's ``galu.<paper>.figures.DRAW`` gives the
-drawing function, which the sidecars record as ``drawn_by``.
+A plot rule (``workflow/rules/figures.smk``, one per figure a stage declares in
+``galu/<paper>/stage.py``) names the figure (``params.figure``), the module that draws it
+(``params.module``: ``galu.<stage>.figures``), its tables (the inputs, by name), the drawing
+parameters (``params.draw``) and, in ``params.computed_by``, the functions that computed each
+table. The module's ``DRAW[figure]`` draws it; the sidecars record that function as
+``drawn_by``. The rule's code closure holds the module (``galu.closure``: the ``imports`` a
+rule names), so editing it redraws that stage's figures.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,29 +19,31 @@ import pandas as pd
 
 from galu.plotting import use_style
 from galu.provenance import Run
+from galu.seeding import seeds_in
 
 Tables = Mapping[str, pd.DataFrame]
 
 
-def draw_figure(
-    smk: Any,
-    draw: Mapping[str, Callable[..., Any]],
-    shown_seeds: Mapping[str, Callable[[Tables], list[int]]] | None = None,
-) -> None:
-    """Draw ``smk.params.figure`` with ``draw[figure]`` and save it (PNG, PDF, sidecars).
+def shown_seeds(module: Any, figure: str, tables: Tables, declared: list[int] | None) -> list[int]:
+    """The seeds a figure shows: its module's ``SHOWN_SEEDS[figure](tables)`` where the
+    module has one, else the seeds the stage declares (tables of seed means), else every
+    seed of the tables."""
+    chooser: Mapping[str, Callable[[Tables], list[int]]] = getattr(module, "SHOWN_SEEDS", {})
+    if figure in chooser:
+        return chooser[figure](tables)
+    return declared or seeds_in(pd.concat(tables.values()))
 
-    The seeds the figure shows: ``shown_seeds[figure](tables)`` where given, else the rule's
-    ``seeds`` param where it has one (tables of seed means), else every seed of the tables.
-    """
+
+def draw_figure(smk: Any) -> None:
+    """Draw ``smk.params.figure`` with ``DRAW[figure]`` of ``smk.params.module`` and save it
+    (PNG, PDF, sidecars)."""
     params = smk.params
-    function = draw[params.figure]
+    module = importlib.import_module(params.module)
+    function = module.DRAW[params.figure]
     drawn_by = f"{function.__module__}.{function.__name__}"
     run = Run.from_snakemake(smk, extra={"drawn_by": drawn_by})
     tables = {name: pd.read_csv(path) for name, path in smk.input.items()}
     use_style()
-    fig = function(tables, scale=params.scale, **getattr(params, "draw", {}))
-    if shown_seeds and params.figure in shown_seeds:
-        seeds = shown_seeds[params.figure](tables)
-    else:
-        seeds = getattr(params, "seeds", None) or Run.seeds_in(pd.concat(tables.values()))
+    fig = function(tables, scale=params.scale, **params.draw)
+    seeds = shown_seeds(module, params.figure, tables, params.seeds)
     run.save_figure(fig, smk.output.png, seeds=seeds)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from galu.atomic import atomic_path, atomic_write_bytes
+from galu.seeding import seeds_in
 
 SIDECAR_SUFFIX = ".meta.json"
 # Each sidecar carries the sha256 of its own bytes under this key (see sealed_sidecar).
@@ -212,9 +213,7 @@ def _job_code(planned: Mapping[str, Any] | None) -> dict[str, Any] | None:
     root = Path.cwd()
     if not (root / planned["script"]).is_file():
         return dict(planned)
-    closure = CodeScanner(root, cache=root / ".snakemake/galu/code-cache.json").closure(
-        planned["script"]
-    )
+    closure = CodeScanner(root, cache=root / ".snakemake/galu/code-cache.json").closure_of(planned)
     from galu.equivalence import Ledger
 
     canonical = Ledger.load(root).canonical(closure.sha256)
@@ -308,14 +307,6 @@ class Run:
         self.device = describe(device)
         return device
 
-    @staticmethod
-    def seeds_in(table: Any) -> list[int]:
-        """The distinct seeds of a table's ``seed`` column, ascending: the seeds its rows
-        were made with (empty cells, such as an ODE's, and a table without one give none)."""
-        if "seed" not in table.columns:
-            return []
-        return sorted(int(s) for s in table["seed"].dropna().unique())
-
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:
         """The sidecar record for an output already on disk."""
         return {
@@ -348,9 +339,9 @@ class Run:
     ) -> None:
         """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar.
 
-        The sidecar's seeds are the table's own (:meth:`seeds_in`) unless ``seeds`` names
-        them, so a seeded table cannot be written without them. A table with a column
-        contract (:mod:`galu.tables`) is checked first: one that breaks it raises
+        The sidecar's seeds are the table's own (:func:`galu.seeding.seeds_in`) unless
+        ``seeds`` names them, so a seeded table cannot be written without them. A table with
+        a column contract (:mod:`galu.tables`) is checked first: one that breaks it raises
         TableContractError and the previous output keeps its bytes.
         """
         from galu.tables import check_table
@@ -358,7 +349,7 @@ class Run:
         check_table(df, path)
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-        self.stamp(path, self.seeds_in(df) if seeds is None else seeds)
+        self.stamp(path, seeds_in(df) if seeds is None else seeds)
 
     def save_figure(self, fig: Any, png: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
         """Save a matplotlib figure as PNG and as the PDF beside it, each with a sidecar.

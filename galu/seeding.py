@@ -7,6 +7,8 @@ they are independent yet fully determined, and a rerun gives the same bytes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -17,6 +19,14 @@ def run_seeds(seed: int, count: int) -> list[int]:
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     return [int(seed) + i for i in range(count)]
+
+
+def seeds_in(table: Any) -> list[int]:
+    """The distinct seeds of a table's ``seed`` column, ascending: the seeds its rows were
+    made with (empty cells, such as an ODE's, and a table without one give none)."""
+    if "seed" not in table.columns:
+        return []
+    return sorted(int(s) for s in table["seed"].dropna().unique())
 
 
 def derive_seed(seed: int, stream: str) -> int:

@@ -8,6 +8,7 @@ import torch
 from galu.data import load_processed
 from galu.generalization.experiments import ImageSettings, image_accuracy, image_experiment
 from galu.provenance import Run
+from galu.seeding import seeds_in
 
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params
@@ -18,6 +19,6 @@ settings = ImageSettings(**params.settings)
 grid = image_experiment(dataset, load_processed(snakemake.input.npz), settings, params.seed, device)
 table = image_accuracy(grid)
 logging.info("validation-selected rows:\n%s", table.to_string())
-seeds = run.seeds_in(grid)
+seeds = seeds_in(grid)
 run.write_csv(grid, snakemake.output.grid, seeds=seeds)
 run.write_csv(table, snakemake.output.csv, seeds=seeds)

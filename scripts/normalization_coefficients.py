@@ -3,7 +3,7 @@
 import json
 
 from galu.atomic import atomic_write_bytes
-from galu.normalization import coefficients_table
+from galu.normalization.coefficients import coefficients_table
 from galu.provenance import Run
 
 run = Run.from_snakemake(snakemake)

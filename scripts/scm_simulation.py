@@ -6,6 +6,7 @@ import torch
 
 from galu.provenance import Run
 from galu.scm.experiments import simulation_table
+from galu.seeding import seeds_in
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)
@@ -13,5 +14,5 @@ run = Run.from_snakemake(snakemake)
 device = run.use_device(params.device)
 name = snakemake.wildcards.scm_setting
 table = simulation_table(name, params.setting, params.simulation, params.seed, device)
-logging.info("%d rows, seeds %s", len(table), run.seeds_in(table))
+logging.info("%d rows, seeds %s", len(table), seeds_in(table))
 run.write_csv(table, snakemake.output.csv)

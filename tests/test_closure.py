@@ -142,8 +142,15 @@ def test_the_workflow_scripts_closures():
     ode = scanner.closure("scripts/scm_ode.py").modules
     assert {"galu/scm/odes.py", "galu/scm/averages.py", "galu/provenance.py"} <= set(ode)
     assert "galu/plotting.py" not in ode and "galu/styles/galu.mplstyle" not in ode
-    plot = scanner.closure("scripts/scm_plot.py").modules
-    assert {"galu/plotting.py", "galu/styles/galu.mplstyle"} <= set(plot)
+    plot = scanner.closure("scripts/plot.py", ["galu.scm.figures"])
+    assert {"galu/plotting.py", "galu/styles/galu.mplstyle", "galu/scm/figures.py"} <= set(
+        plot.modules
+    )
+    assert not any(m.startswith(("galu/memorization", "galu/normalization")) for m in plot.modules)
+    assert plot.record()["imports"] == ["galu.scm.figures"]
+    assert plot.sha256 != scanner.closure("scripts/plot.py", ["galu.memorization.figures"]).sha256
+    with pytest.raises(ValueError, match="imports galu.nope: no such project module"):
+        scanner.closure("scripts/plot.py", ["galu.nope"])
     assert "galu/claims.py" in scanner.closure("scripts/report_claims.py").modules
 
 

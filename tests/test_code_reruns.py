@@ -21,7 +21,7 @@ import pytest
 import yaml
 from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
 
-from galu.jobs import NORMALIZATION_FIGURES
+from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
 from galu.provenance import SIDECAR_SUFFIX, Run
 from galu.sitekeys import gpu_may_be_present
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from galu.activations import ACTIVATIONS, get_activation
-from galu.normalization import coefficients_table, normalization_coefficients, normalized
+from galu.normalization.coefficients import (
+    coefficients_table,
+    normalization_coefficients,
+    normalized,
+)
 from galu.normalization.quadrature import gaussian_expectation
 
 ALL = sorted(ACTIVATIONS)

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from galu.config import ConfigError, load_yaml, validate
+from galu.config import ConfigError, load_schema, load_yaml, validate
 
 from conftest import REPO, run, tool
 
-SCHEMA = load_yaml(REPO / "workflow/schemas/config.schema.yaml")
+SCHEMA = load_schema(REPO / "workflow/schemas/config.schema.yaml")
 QUICK = load_yaml(REPO / "config/config.yaml")
 PAPER = load_yaml(REPO / "config/paper.yaml")
 

@@ -19,12 +19,13 @@ def test_dvc_yaml_deps_are_the_code_closures():
 def test_stage_deps_follow_imports_and_keep_data_deps():
     scm = code_deps(REPO, "scm")
     assert {"galu/scm/odes.py", "galu/device.py", "galu/styles/galu.mplstyle"} <= set(scm)
-    assert "workflow/rules/scm.smk" in scm and "scripts/scm_plot.py" in scm
+    assert {"workflow/rules/scm.smk", "workflow/rules/figures.smk", "scripts/plot.py",
+            "galu/scm/figures.py"} <= set(scm)  # fmt: skip
     assert not any(d.startswith(("galu/normalization/", "galu/memorization")) for d in scm)
     norm = read_deps((REPO / "dvc.yaml").read_text())["normalization"]
     assert "data/processed/cifar10.npz" in norm  # not code: kept as written
     assert {"workflow/rules/normalization_static.smk", "workflow/rules/normalization_training.smk",
-            "workflow/rules/normalization_figures.smk", "scripts/normalization_plot.py",
+            "workflow/rules/figures.smk", "scripts/plot.py", "galu/normalization/figures.py",
             "galu/data/convert.py", "galu/device.py"} <= set(norm)  # fmt: skip
 
 

@@ -105,9 +105,12 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     entries = Ledger.load(root).entries
     assert all(entries[sha] == step for sha, step in kept.items())
     recorded = [step for sha, step in entries.items() if sha not in kept]
-    assert {e.script for e in recorded} == {"scripts/scm_plot.py", "scripts/memorization_plot.py"}
+    assert {e.script for e in recorded} == {
+        "scripts/plot.py (galu.scm.figures)",
+        "scripts/plot.py (galu.memorization.figures)",
+    }
     assert all(e.changed == ("galu/plotting.py",) and e.outputs > 0 for e in recorded)
-    assert "recorded scripts/scm_plot.py" in said and LEDGER in said
+    assert "recorded scripts/plot.py (galu.scm.figures)" in said and LEDGER in said
     commit(root, "record the evidence")
 
     assert planned_outputs(root) == set()

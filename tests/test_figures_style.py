@@ -166,9 +166,14 @@ def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     depth, runs = max_depth_tables()
     fig = run_script(
         tmp_path,
-        "normalization_plot.py",
+        "plot.py",
         {"max_depth": depth, "runs": runs},
-        {"figure": "max_depth", "draw": {"loss_fraction": 0.8}},
+        {
+            "figure": "max_depth",
+            "module": "galu.normalization.figures",
+            "draw": {"loss_fraction": 0.8},
+            "seeds": None,
+        },  # fmt: skip
         drawn,
     )
     # the sidecar records the seeds of the runs drawn and the drawing function
@@ -301,18 +306,18 @@ def test_the_scm_and_generalization_plot_scripts_record_the_drawing_function_and
                             "eps_target": [1e-3], "eps_exit": [0.02]})  # fmt: skip
     run_script(
         tmp_path,
-        "scm_plot.py",
+        "plot.py",
         {"schedules": summary, "schedule_runs": runs},
-        {"figure": "schedules", "draw": {}, "seeds": [3, 4]},
+        {"figure": "schedules", "module": "galu.scm.figures", "draw": {}, "seeds": [3, 4]},
         drawn,
     )
     assert drawn[-1][1] == [3, 4]
     assert drawn[-1][2]["drawn_by"] == "galu.scm.figures.draw_schedules"
     rows = pd.DataFrame({"model": "relu", "seed": [0, 2], "n_train": [10, 100],
                          "test_error": [0.3, 0.1]})  # fmt: skip
-    fig = run_script(
-        tmp_path, "generalization_plot.py", {"linear": rows}, {"figure": "linear"}, drawn
-    )
+    params = {"figure": "linear", "module": "galu.generalization.figures", "draw": {},
+              "seeds": None}  # fmt: skip
+    fig = run_script(tmp_path, "plot.py", {"linear": rows}, params, drawn)
     assert drawn[-1][1] == [0, 2]
     assert drawn[-1][2]["drawn_by"] == "galu.generalization.figures.draw_linear"
     assert fig._suptitle.get_text().endswith("Linearly separable data (quick scale)")

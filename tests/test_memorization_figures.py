@@ -3,17 +3,17 @@ seed means at the right x, the paper's reference laws, titles that name the scal
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from galu.memorization import figures
 from galu.memorization.figures import draw_min_width, draw_underparam, draw_zero_error
+from galu.memorization.stage import STAGE as MEM_STAGE
 from galu.plotting import plt
+from galu.runconfig import run_config
 
-from conftest import REPO, functions_named
+from conftest import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -158,16 +158,11 @@ def test_a_model_keeps_its_marker_and_colour_in_every_figure():
 
 
 def test_the_figure_table_names_functions_that_exist():
-    """The rule file's figure table names each figure's drawing function by the figure's
-    name and the functions that computed its tables by their dotted paths: all must exist,
-    or the sidecars and captions would name code that is not there."""
-    rules = (REPO / "workflow/rules/memorization.smk").read_text()
-    table = rules[rules.index("MEM_FIGURES = {") : rules.index("\nfor mem_name")]
-    names = re.findall(r'^    "(\w+)": \{', table, flags=re.M)
-    assert names == ["underparam", "min_width", "zero_error"]
-    assert names == list(figures.DRAW)
+    """The stage's declaration (galu/memorization/stage.py) names each figure's drawing
+    function by the figure's name; each caption names it."""
+    names = [f.name for f in MEM_STAGE.figures(run_config(REPO))]
+    assert names == ["underparam", "min_width", "zero_error"] == list(figures.DRAW)
     assert all(figures.DRAW[name] is getattr(figures, f"draw_{name}") for name in names)
-    assert "galu.memorization.experiments.underparam_table" in functions_named(rules)
     for name in names:
         caption = (REPO / f"workflow/report/memorization_{name}.rst").read_text()
         assert f"``galu.memorization.figures.draw_{name}``" in caption

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from galu.jobs import NORMALIZATION_FIGURES
 from galu.normalization import figures
 from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
+from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
 from galu.plotting import activation_colour, plt
 
 SQRT_2PI = math.sqrt(2 * math.pi)

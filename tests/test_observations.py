@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
+from galu.normalization.jacobian_summary import jacobian_stats
 from galu.observations import (
     OBSERVATIONS,
-    jacobian_stats,
     observation_sources,
     observations,
     observations_rst,

@@ -8,6 +8,7 @@ import pytest
 
 from galu.atomic import atomic_path
 from galu.provenance import Run, sha256_file, sha256_json, sidecar_path
+from galu.seeding import seeds_in
 
 from conftest import REPO
 
@@ -117,9 +118,9 @@ def test_a_script_that_knows_better_overrides_the_substitute_flag(tmp_path, monk
 
 def test_seeds_in_a_table_are_its_distinct_seeds_ascending():
     table = pd.DataFrame({"seed": [2.0, None, 0.0, 2.0], "v": [1, 2, 3, 4]})
-    assert Run.seeds_in(table) == [0, 2]
-    assert all(type(s) is int for s in Run.seeds_in(table))
-    assert Run.seeds_in(pd.DataFrame({"v": [1]})) == []
+    assert seeds_in(table) == [0, 2]
+    assert all(type(s) is int for s in seeds_in(table))
+    assert seeds_in(pd.DataFrame({"v": [1]})) == []
 
 
 def test_a_seeded_table_records_the_seeds_the_config_gives(tmp_path, monkeypatch):

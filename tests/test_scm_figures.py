@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from galu.jobs import SCM_FIGURES
 from galu.plotting import plt
+from galu.runconfig import run_config
 from galu.scm import figures
 from galu.scm.figures import draw_committee, draw_perceptron, draw_schedules
+from galu.scm.stage import STAGE as SCM_STAGE
 
 from conftest import REPO, functions_named
 
@@ -197,20 +198,11 @@ def test_the_schedules_figure_draws_the_ode_curves_and_the_schedules_rates():
 
 
 def test_every_figure_has_a_drawing_function_and_names_functions_that_exist():
-    """The figures of the rule file's table (mirrored by galu.jobs) each have a drawing
-    function in DRAW; the functions the table and the captions name exist, and each caption
-    names its figure's drawing function."""
-    rules = (REPO / "workflow/rules/scm.smk").read_text()
-
-    def keys(table: str) -> list[str]:
-        text = rules[rules.index(f"{table} = {{") :]
-        return re.findall(r'^    "(\w+)": ', text[: text.index("\n}\n")], flags=re.M)
-
-    # the committee figures enter the table between the perceptron and the schedules
-    first, *rest = keys("SCM_FIGURES")
-    names = [first, *keys("SCM_COMMITTEES"), *rest]
-    assert names == list(SCM_FIGURES) == list(figures.DRAW)
-    assert "galu.scm.experiments.stability_table" in functions_named(rules)
+    """The figures the stage declares (galu/scm/stage.py) each have a drawing function in
+    DRAW, in the same order; each caption names its figure's drawing function and the
+    functions that computed its tables, which exist."""
+    names = [f.name for f in SCM_STAGE.figures(run_config(REPO))]
+    assert names == list(figures.DRAW)
     for name in names:
         caption = (REPO / f"workflow/report/scm_{name}.rst").read_text()
         draw = figures.DRAW[name]

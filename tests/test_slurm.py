@@ -127,15 +127,16 @@ def settled(
     """sacct once it lists ``count`` jobs of the run, none pending or running.
 
     slurmctld hands records to slurmdbd asynchronously: a job just submitted or cancelled
-    can take a moment to appear, or to show its final state.
+    can take a moment to appear, or to show its final state (over 20 s once, on a loaded
+    2-core machine: a cancelled job still PENDING). Gives up after a minute.
     """
-    for _ in range(100):
+    deadline = time.monotonic() + 60
+    while True:
         jobs = sacct(run_id, since, job_ids, labels)
         done = all(j["state"] not in ("PENDING", "RUNNING") for j in jobs.values())
-        if len(jobs) >= count and done:
-            break
+        if (len(jobs) >= count and done) or time.monotonic() > deadline:
+            return jobs
         time.sleep(0.2)
-    return jobs
 
 
 def run_id(output: str) -> str:

@@ -1,8 +1,8 @@
 """Figures of the GaLU generalization study (Fiat et al., arXiv 1906.05032, sec. 5).
 
 One function per figure, ``draw_<figure>(tables, *, scale, ...) -> Figure``: ``tables``
-maps the figure's table name, its dataset (``GEN_FIGURES`` in
-``workflow/rules/generalization.smk``), to that dataset's rows (the ``accuracy.csv`` layout),
+maps the figure's table name, its dataset (declared in :mod:`galu.generalization.stage`), to
+that dataset's rows (the ``accuracy.csv`` layout),
 ``scale`` is named in the title; nothing here trains or reads files. Points are means over
 seeds, error bars one standard deviation across seeds (none with a single seed). Every model
 keeps its colour in every figure. :data:`DRAW` maps each figure to its function (both image

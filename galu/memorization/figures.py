@@ -2,7 +2,7 @@
 sec. 3) drawn from the stage's tables; nothing here trains or reads files.
 
 One function per figure, ``draw_<figure>(tables, *, scale) -> Figure``: ``tables`` maps the
-figure's table names (those of the figure table in ``workflow/rules/memorization.smk``) to
+figure's table names (those its declaration in :mod:`galu.memorization.stage` lists) to
 their rows, ``scale`` is named in the title so a quick-scale figure never passes for the
 paper's. Every model keeps its marker, colour and legend label in every figure.
 

@@ -1,7 +1,7 @@
 """Figures of the static-normalization study (Richemond & Guo, arXiv 1905.01369).
 
 One ``draw_<figure>(tables, *, scale, **params) -> Figure`` per figure: ``tables`` maps a
-table's name (the plot rule's input name, ``workflow/rules/normalization_figures.smk``) to
+table's name (as :mod:`galu.normalization.stage` declares the figure's tables) to
 the tidy CSV read as a frame. Nothing here trains, integrates or reads files, so every
 figure can be tested on a few hand-written rows. Every activation keeps its colour in every
 figure (:func:`galu.plotting.activation_colour`); the title names the run's scale.
@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from galu.activations import get_activation
 from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
-from galu.observations import JACOBIAN_FLOOR, jacobian_stats
+from galu.normalization.jacobian_summary import JACOBIAN_FLOOR, jacobian_stats
 from galu.plotting import (
     activation_colour,
     legend_outside,
@@ -29,7 +29,7 @@ from galu.plotting import (
     plt,  # imported from there: it selects the Agg backend first
     scaled_title,
 )
-from galu.provenance import Run
+from galu.seeding import seeds_in
 
 Tables = Mapping[str, pd.DataFrame]
 BAR_HATCHES = ["", "//", "..", "xx"]
@@ -398,11 +398,11 @@ def draw_correlations(tables: Tables, *, scale: str) -> Figure:
 SHOWN_SEEDS: dict[str, Callable[[Tables], list[int]]] = {
     "coefficients": lambda tables: [],
     "isometry": lambda tables: [int(tables["eigenvalues"]["seed"].min())],
-    "training": lambda tables: Run.seeds_in(tables["trainability"]),
-    "max_depth": lambda tables: Run.seeds_in(tables["runs"]),
-    "layer_spectra": lambda tables: Run.seeds_in(first_network(tables["spectra"])),
-    "jacobian": lambda tables: Run.seeds_in(smallest_width(tables["jacobian"])),
-    "correlations": lambda tables: Run.seeds_in(tables["correlations"]),
+    "training": lambda tables: seeds_in(tables["trainability"]),
+    "max_depth": lambda tables: seeds_in(tables["runs"]),
+    "layer_spectra": lambda tables: seeds_in(first_network(tables["spectra"])),
+    "jacobian": lambda tables: seeds_in(smallest_width(tables["jacobian"])),
+    "correlations": lambda tables: seeds_in(tables["correlations"]),
 }
 DRAW: dict[str, Callable[..., Figure]] = {
     "coefficients": draw_coefficients,

@@ -5,7 +5,7 @@ form), simulations are markers at the seed mean with the seed standard
 deviation as error bars. They never compute dynamics.
 
 One function per figure, ``draw_<figure>(tables, *, scale, ...) -> Figure``: ``tables`` maps
-the figure's table names (those of ``SCM_FIGURES`` in ``workflow/rules/scm.smk``) to their
+the figure's table names (those its declaration in :mod:`galu.scm.stage` lists) to their
 rows, ``scale`` is named in the title. A setting's runs are two tables, ``<setting>_ode``
 (:func:`galu.scm.experiments.ode_table`) and ``<setting>_sim``
 (:func:`galu.scm.experiments.simulation_table`); ``stability`` is

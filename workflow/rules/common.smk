@@ -27,6 +27,7 @@ from galu.report_build import install_report
 from galu.scales import scaled, unscaled
 from galu.seeding import run_seeds
 from galu.sitekeys import site_device
+from galu.stages import stages
 from galu.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
 from galu.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
 from galu.warm_jobs import account as warm_account
@@ -72,6 +73,8 @@ DEVICE_SETTING = config["device"]
 config["device"] = site_device(config["device"], local=workflow.local_exec)
 
 SCALE = config["scale"]
+# Every stage's declaration (galu/<paper>/stage.py): its paper, figures and their tables.
+STAGES = stages()
 
 
 def out(path):
@@ -113,6 +116,20 @@ def claim_sources(wildcards):
         v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
     }
     return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
+
+
+def plot_rule_params(stage, figure):
+    """The params of a figure's plot rule: what it draws and how (scripts/plot.py)."""
+    return {
+        "figure": figure.name,
+        "module": stage.figures_module,
+        "draw": dict(figure.draw),
+        "scale": SCALE,
+        "seeds": list(figure.seeds) if figure.seeds is not None else None,
+        "computed_by": {
+            t: list(table.computed_by) for t, table in figure.tables.items()
+        },
+    }
 
 
 def meta(path):
@@ -288,12 +305,19 @@ except LedgerError as error:
 
 
 def track_code(rules):
-    """Give every rule that runs a script its ``code`` param (called once all are defined)."""
+    """Give every rule that runs a script its ``code`` param (called once all are defined).
+    A rule's ``module`` param (the plot rules': the figures module its script imports by
+    name) is part of its closure."""
     for each in rules:
         if each.script is not None and "code" not in each.params.keys():
             script = Path(each.basedir.get_path_or_uri(secret_free=True)) / each.script
-            closure = CODE.closure(script)
+            params = dict(each.params.items())
+            imports = [params["module"]] if "module" in params else []
+            closure = CODE.closure(script, imports)
             # Only the hash: Snakemake prints a changed param in full in its reasons.
             canonical = CODE_LEDGER.canonical(closure.sha256)
-            each.set_params(code={"script": closure.script, "sha256": canonical})
+            code = {"script": closure.script, "sha256": canonical}
+            if imports:
+                code["imports"] = imports
+            each.set_params(code=code)
     CODE.save_cache()

@@ -7,7 +7,6 @@
 
 GEN = config["generalization"]
 GEN_RUN = out("results/generalization/runs/{name}.csv")
-GEN_FIGURE = out("figures/generalization/{name}.{ext}")
 # Each section's parameters: runtime_min sizes the scheduler request only and is left out, so
 # changing it never reruns a job.
 GEN_PARAMS = {
@@ -85,87 +84,9 @@ rule generalization_accuracy:
         "../../scripts/generalization_accuracy.py"
 
 
-GEN_IMAGE_TABLE = [
-    "galu.generalization.experiments.image_experiment",
-    "galu.generalization.experiments.image_accuracy",
-]
-GEN_SYNTHETIC_TABLE = ["galu.generalization.experiments.synthetic_experiment"]
-# The stage's figures, one per dataset: name -> caption: its template
-# workflow/report/generalization_<caption>.rst (the two image datasets share one);
-# subcategory: in the report; tables: the one table it reads, runs/<name>.csv, under the
-# dataset's name with the functions that computed it (recorded in the figure's sidecar);
-# draw: the drawing function's parameters (only the image figures show the depth, so other
-# figures do not rerun when it changes). Figure <name> is drawn by
-# galu.generalization.figures.DRAW[name]; those of `generalization.datasets` (GEN_PLOTTED) get
-# a plot rule each, reading only its table.
-GEN_FIGURES = {
-    **{
-        image: dict(
-            caption="images",
-            subcategory="MNIST and Fashion-MNIST",
-            tables={image: (GEN_RUN.format(name=image), GEN_IMAGE_TABLE)},
-            draw={"dataset": image, "depth": GEN["images"]["depth"]},
-        )
-        for image in ("mnist", "fashion_mnist")
-    },
-    **{
-        task: dict(
-            caption=task,
-            subcategory=subcategory,
-            tables={task: (GEN_RUN.format(name=task), GEN_SYNTHETIC_TABLE)},
-            draw={},
-        )
-        for task, subcategory in (
-            ("clusters", "Gaussian clusters"),
-            ("linear", "Linearly separable data"),
-            ("parity", "Parity"),
-        )
-    },
-}
-GEN_PLOTTED = [name for name in GEN_FIGURES if name in GEN["datasets"]]
-
-for gen_name in GEN_PLOTTED:
-    gen_spec = GEN_FIGURES[gen_name]
-
-    rule:
-        name:
-            f"generalization_plot_{gen_name}"
-        input:
-            **{table: path for table, (path, _) in gen_spec["tables"].items()},
-        output:
-            **with_sidecars(
-                png=report_figure(
-                    GEN_FIGURE.format(name=gen_name, ext="png"),
-                    f"generalization_{gen_spec['caption']}.rst",
-                    category="GaLU generalization",
-                    subcategory=gen_spec["subcategory"],
-                ),
-                pdf=GEN_FIGURE.format(name=gen_name, ext="pdf"),
-            ),
-        log:
-            job_log(f"generalization/plot_{gen_name}"),
-        benchmark:
-            job_benchmark(f"generalization/plot_{gen_name}")
-        group:
-            "plots"
-        conda:
-            ENV
-        threads: 1
-        resources:
-            **job_resources(f"generalization_plot_{gen_name}"),
-        params:
-            figure=gen_name,
-            draw=gen_spec["draw"],
-            scale=SCALE,
-            computed_by={t: made_by for t, (_, made_by) in gen_spec["tables"].items()},
-        script:
-            "../../scripts/generalization_plot.py"
-
-
 stage_targets(
     "generalization",
     [
         rules.generalization_accuracy.output.csv,
-        *(GEN_FIGURE.format(name=name, ext="png") for name in GEN_PLOTTED),
     ],
 )

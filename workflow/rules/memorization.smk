@@ -2,7 +2,7 @@
 # the under-parameterized loss law 1 - kd/m, and the minimal width that memorizes m
 # random examples (Gaussian label vectors: criterion mse; random signs: zero_error). One
 # training job per experiment, each fitting all its networks as padded ensembles; the two
-# searches land in runs/ and are stacked into min_width.csv. Plot rules only read tables.
+# searches land in runs/ and are stacked into min_width.csv. The figures: figures.smk.
 
 MEM = config["memorization"]
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
@@ -115,78 +115,10 @@ rule memorization_min_width:
         "../../scripts/memorization_collect.py"
 
 
-# A criterion's stacked search table, and the functions that compute it.
-MEM_RUN = rules.memorization_search_table.output.csv
-MEM_SEARCH_TABLE = [
-    "galu.memorization.experiments.min_width_table",
-    "galu.memorization.search_parts.stack_parts",
-]
-
-# The stage's figures: name -> the tables it reads (by name; the drawing function gets them
-# under these names) and, per table, the functions that computed it (recorded in the figure's
-# sidecar). Figure <name> is drawn by galu.memorization.figures.draw_<name>, captioned by
-# workflow/report/memorization_<name>.rst; one plot rule per entry, reading only its tables.
-MEM_FIGURES = {
-    "underparam": {
-        "underparam": (
-            rules.memorization_underparam.output.csv,
-            ["galu.memorization.experiments.underparam_table"],
-        ),
-    },
-    "min_width": {
-        "min_width_mse": (MEM_RUN.format(criterion="mse"), MEM_SEARCH_TABLE),
-    },
-    "zero_error": {
-        "min_width_zero_error": (
-            MEM_RUN.format(criterion="zero_error"),
-            MEM_SEARCH_TABLE,
-        ),
-    },
-}
-
-MEM_FIGURE = out("figures/memorization/{name}.{ext}")
-
-for mem_name, mem_tables in MEM_FIGURES.items():
-
-    rule:
-        name:
-            f"memorization_plot_{mem_name}"
-        input:
-            **{table: path for table, (path, _) in mem_tables.items()},
-        output:
-            **with_sidecars(
-                png=report_figure(
-                    MEM_FIGURE.format(name=mem_name, ext="png"),
-                    f"memorization_{mem_name}.rst",
-                    category="GaLU memorization",
-                    subcategory=mem_name.replace("_", " "),
-                ),
-                pdf=MEM_FIGURE.format(name=mem_name, ext="pdf"),
-            ),
-        log:
-            job_log(f"memorization/plot_{mem_name}"),
-        benchmark:
-            job_benchmark(f"memorization/plot_{mem_name}")
-        group:
-            "plots"
-        conda:
-            ENV
-        threads: 1
-        resources:
-            **job_resources(f"memorization_plot_{mem_name}"),
-        params:
-            figure=mem_name,
-            scale=SCALE,
-            computed_by={table: made_by for table, (_, made_by) in mem_tables.items()},
-        script:
-            "../../scripts/memorization_plot.py"
-
-
 stage_targets(
     "memorization",
     [
         rules.memorization_underparam.output.csv,
         rules.memorization_min_width.output.csv,
-        *(MEM_FIGURE.format(name=name, ext="png") for name in MEM_FIGURES),
     ],
 )

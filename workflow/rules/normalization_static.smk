@@ -1,7 +1,7 @@
 # Static activation normalization without training or data (Richemond & Guo, arXiv
 # 1905.01369): the Gaussian-moment coefficients alpha, beta, gamma of each activation, and
 # static isometry, the spectra of (1/n) F F^T for raw and normalized activations against
-# Marchenko-Pastur. Their figures: normalization_figures.smk.
+# Marchenko-Pastur. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
 NORM_ISO = config["normalization"]["isometry"]
 
@@ -49,3 +49,13 @@ rule normalization_isometry:
         seeds=run_seeds(config["seed"], NORM_ISO["seeds"]),
     script:
         "../../scripts/normalization_isometry.py"
+
+
+# The tables the claims and the figures read (docs/design.md, Contracts).
+stage_targets(
+    "normalization",
+    [
+        rules.normalization_coefficients.output.csv,
+        rules.normalization_isometry.output.csv,
+    ],
+)

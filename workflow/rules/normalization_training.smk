@@ -1,7 +1,7 @@
 # Deep plain MLPs on CIFAR-10 (Richemond & Guo, arXiv 1905.01369, Sec. 4): a learning-rate
 # sweep per activation, one training job per activation and depth (curves, layer spectra,
 # Jacobian spectra), the tables gathered from them, and the correlations of networks at
-# initialization. Their figures: normalization_figures.smk.
+# initialization. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
 NORM_TRAIN = config["normalization"]["trainability"]
 NORM_SPECTRA = config["normalization"]["spectra"]
@@ -166,3 +166,16 @@ rule normalization_correlations:
         seed=config["seed"],
     script:
         "../../scripts/normalization_correlations.py"
+
+
+# The tables the claims and the figures read (docs/design.md, Contracts).
+stage_targets(
+    "normalization",
+    [
+        rules.normalization_trainability.output.csv,
+        rules.normalization_trainability.output.max_depth,
+        rules.normalization_spectra.output.csv,
+        rules.normalization_spectra.output.jacobian,
+        rules.normalization_correlations.output.csv,
+    ],
+)

@@ -7,7 +7,6 @@
 SCM = config["scm"]
 SCM_SETTINGS = ["perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3"]
 SCM_RUN = out("results/scm/runs/{setting}_{source}.csv")
-SCM_FIGURE = out("figures/scm/{name}.{ext}")
 # Each job gets only the keys it uses, so a change reruns only the jobs it affects.
 SCM_ODE_KEYS = ("activation", "etas", "forms", "R0", "Q0", "alpha_max")
 SCM_SIM_KEYS = ("activation", "sim_etas", "R0", "Q0", "sim_alpha_max")
@@ -137,119 +136,11 @@ rule scm_schedules:
         "../../scripts/scm_schedules.py"
 
 
-# Each per-setting run table (figure table name -> (path, the function that computed it)).
-SCM_MADE_BY = {
-    "ode": ["galu.scm.experiments.ode_table"],
-    "sim": ["galu.scm.experiments.simulation_table"],
-}
-SCM_RUN_TABLES = {
-    f"{name}_{source}": (SCM_RUN.format(setting=name, source=source), made_by)
-    for name in SCM_SETTINGS
-    for source, made_by in SCM_MADE_BY.items()
-}
-SCM_STABILITY = {
-    "stability": (
-        rules.scm_stability.output.csv,
-        ["galu.scm.experiments.stability_table"],
-    )
-}
-SCM_SCHEDULE_TABLES = ["galu.scm.schedules.schedule_experiment"]
-# The committee figures (galu.scm.figures.draw_committee): subcategory, and the settings
-# drawn, one row each, with the plateau from stability.csv.
-SCM_COMMITTEES = {
-    "relu_k2m2": ("K = M = 2 (Fig. 2)", ["relu_k2m2"]),
-    "k3m2": ("K = 3, M = 2 (Fig. 3)", ["relu_k3m2", "erf_k3m2"]),
-    "relu_k2m3": ("K = 2, M = 3 (Fig. 4)", ["relu_k2m3"]),
-}
-
-
-# The stage's figures: name -> subcategory in the report; tables: the tables it reads (name ->
-# (path, the functions that computed it), recorded in the figure's sidecar); draw: the
-# drawing function's parameters; seeds: the seeds shown, where the tables hold seed means.
-# Figure <name> is drawn by galu.scm.figures.DRAW[name], captioned by
-# workflow/report/scm_<name>.rst; one plot rule per entry, reading only its tables.
-SCM_FIGURES = {
-    "perceptron": dict(
-        subcategory="K = M = 1 (Fig. 1)",
-        tables={
-            **{
-                f"perceptron_{s}": SCM_RUN_TABLES[f"perceptron_{s}"]
-                for s in SCM_MADE_BY
-            },
-            **SCM_STABILITY,
-        },
-        draw={},
-    ),
-    **{
-        figure: dict(
-            subcategory=subcategory,
-            tables={
-                **{
-                    f"{name}_{s}": SCM_RUN_TABLES[f"{name}_{s}"]
-                    for name in settings
-                    for s in SCM_MADE_BY
-                },
-                **SCM_STABILITY,
-            },
-            draw={"settings": settings},
-        )
-        for figure, (subcategory, settings) in SCM_COMMITTEES.items()
-    },
-    "schedules": dict(
-        subcategory="Learning-rate schedules (ours)",
-        tables={
-            "schedules": (rules.scm_schedules.output.csv, SCM_SCHEDULE_TABLES),
-            "schedule_runs": (rules.scm_schedules.output.runs, SCM_SCHEDULE_TABLES),
-        },
-        draw={},
-        seeds=run_seeds(config["seed"], SCM_SIM["seeds"]),
-    ),
-}
-
-for scm_name, scm_spec in SCM_FIGURES.items():
-
-    rule:
-        name:
-            f"scm_plot_{scm_name}"
-        input:
-            **{table: path for table, (path, _) in scm_spec["tables"].items()},
-        output:
-            **with_sidecars(
-                png=report_figure(
-                    SCM_FIGURE.format(name=scm_name, ext="png"),
-                    f"scm_{scm_name}.rst",
-                    category="ReLU SCM dynamics",
-                    subcategory=scm_spec["subcategory"],
-                ),
-                pdf=SCM_FIGURE.format(name=scm_name, ext="pdf"),
-            ),
-        log:
-            job_log(f"scm/plot_{scm_name}"),
-        benchmark:
-            job_benchmark(f"scm/plot_{scm_name}")
-        group:
-            "plots"
-        conda:
-            ENV
-        threads: 1
-        resources:
-            **job_resources(f"scm_plot_{scm_name}"),
-        params:
-            figure=scm_name,
-            draw=scm_spec["draw"],
-            scale=SCALE,
-            seeds=scm_spec.get("seeds"),
-            computed_by={t: made_by for t, (_, made_by) in scm_spec["tables"].items()},
-        script:
-            "../../scripts/scm_plot.py"
-
-
 stage_targets(
     "scm",
     [
         rules.scm_trajectories.output.csv,
         rules.scm_stability.output.csv,
         rules.scm_schedules.output.csv,
-        *(SCM_FIGURE.format(name=name, ext="png") for name in SCM_FIGURES),
     ],
 )

@@ -1,0 +1,71 @@
+"""The static-normalization stage's declaration (Richemond & Guo, arXiv 1905.01369): its
+figures and the tables they read (read by the workflow through :mod:`galu.stages`)."""
+
+from __future__ import annotations
+
+from galu.declarations import Config, Figure, Stage, Table
+
+_TRAIN = "galu.normalization.trainability.train_depth"
+_OUTCOMES = "galu.normalization.trainability.run_outcomes"
+TABLES = {
+    "coefficients": Table(
+        "results/normalization/coefficients.csv",
+        ("galu.normalization.coefficients.coefficients_table",),
+    ),
+    "isometry": Table(
+        "results/normalization/isometry.csv", ("galu.normalization.isometry.isometry_tables",)
+    ),
+    "eigenvalues": Table(
+        "results/normalization/isometry_eigenvalues.csv",
+        ("galu.normalization.isometry.isometry_tables",),
+    ),
+    "trainability": Table("results/normalization/trainability.csv", (_TRAIN,)),
+    "runs": Table("results/normalization/trainability_runs.csv", (_TRAIN, _OUTCOMES)),
+    "max_depth": Table(
+        "results/normalization/max_depth.csv",
+        (_TRAIN, _OUTCOMES, "galu.normalization.trainability.max_trainable_depth"),
+    ),
+    "spectra": Table("results/normalization/spectra.csv", (_TRAIN,)),
+    "jacobian": Table("results/normalization/jacobian.csv", (_TRAIN,)),
+    "correlations": Table(
+        "results/normalization/correlations.csv",
+        ("galu.normalization.correlation.layer_correlations",),
+    ),
+}
+# figure -> (file under figures/normalization/, subcategory, the tables it reads)
+FIGURES = {
+    "coefficients": ("activations", "Coefficients", ("coefficients",)),
+    "isometry": ("isometry", "Static isometry", ("isometry", "eigenvalues")),
+    "training": ("training_curves", "Trainability", ("trainability",)),
+    "max_depth": ("max_depth", "Trainability", ("max_depth", "runs")),
+    "layer_spectra": ("layer_spectra", "Spectra", ("spectra",)),
+    "jacobian": ("jacobian_spectra", "Spectra", ("jacobian",)),
+    "correlations": ("correlations", "Trainability", ("correlations",)),
+}
+
+
+def figures(config: Config) -> list[Figure]:
+    """The coefficients and static isometry (Secs. 2-3), trainability and spectra of the
+    deep MLPs (Sec. 4, Fig. 6), and the correlations at initialization (ours)."""
+    norm = config["normalization"]
+    draw = {
+        "coefficients": {"x_max": norm["plot"]["x_max"]},
+        "isometry": {"bins": norm["isometry"]["bins"]},
+        "max_depth": {"loss_fraction": norm["trainability"]["loss_fraction"]},
+    }
+    return [
+        Figure(
+            name,
+            file,
+            f"normalization_{name}.rst",
+            subcategory,
+            {table: TABLES[table] for table in read},
+            draw=draw.get(name, {}),
+        )  # fmt: skip
+        for name, (file, subcategory, read) in FIGURES.items()
+    ]
+
+
+STAGE = Stage(
+    name="normalization", paper="normalization", category="Static normalization", figures=figures
+)
