@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 # The workflow builds results/report.zip itself when it succeeds (config: report.on_success);
-# a scale other than quick writes results/<scale>/report.zip (galu/scales.py).
+# a scale other than quick writes results/<scale>/report.zip (galu/workflow/scales.py).
 # The default scale also checks that README's "What reproduces" is this run's verdict (the
 # test suite runs the tiny configuration, not this one); a difference is reported, not fatal.
 reproduce: $(STAMP)
@@ -46,7 +46,7 @@ reproduce: $(STAMP)
 	$(if $(CONFIG),,-$(RUN) galu run --cores 1 readme_check)
 
 report: $(STAMP)
-	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report $$($(BIN)/python -m galu.scales $(CONFIG))
+	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report $$($(BIN)/python -m galu.workflow.scales $(CONFIG))
 
 audit: $(STAMP)
 	$(RUN) galu audit

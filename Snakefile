@@ -1,8 +1,8 @@
 import sys
 from pathlib import Path
 
-from galu.config import ConfigError, read_site_file
-from galu.landing import LANDING_PAGE
+from galu.workflow.config import ConfigError, read_site_file
+from galu.workflow.landing import LANDING_PAGE
 
 # galu: one command reproduces three papers on how ReLU networks learn.
 #

@@ -22,8 +22,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from galu.costfit import read_benchmarks
-from galu.scales import QUICK
+from galu.workflow.costfit import read_benchmarks
+from galu.workflow.scales import QUICK
 
 
 def kind(benchmark: str) -> str:

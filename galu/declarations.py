@@ -1,6 +1,6 @@
 """The types a stage declares itself with: :class:`Stage`, its :class:`Figure` s and the
 :class:`Table` s they read. Each paper package's ``stage.py`` holds one ``STAGE``;
-:mod:`galu.stages` lists them. Plain data: this module imports no workflow machinery.
+:mod:`galu.workflow.stages` lists them. Plain data: this module imports no workflow machinery.
 """
 
 from __future__ import annotations

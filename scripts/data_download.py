@@ -4,12 +4,12 @@ import logging
 import sys
 from pathlib import Path
 
-from galu.data import DataError, DataSettings, fetch
-from galu.provenance import Run
+from galu.workflow.data import DataError, DataSettings, fetch
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 # params.settings holds the keys that decide the bytes; the site settings (mirrors, timeouts)
-# come from the config, so that changing them reruns nothing (galu/sitekeys.py).
+# come from the config, so that changing them reruns nothing (galu/workflow/sitekeys.py).
 settings = DataSettings.from_config({**snakemake.config["data"], **snakemake.params.settings})
 raw_root = Path(snakemake.output.manifest).parent.parent
 try:

@@ -4,9 +4,9 @@ import logging
 import sys
 from pathlib import Path
 
-from galu.data import DataError, prepare
-from galu.data.substitutes import parse_substitutes
-from galu.provenance import Run
+from galu.workflow.data import DataError, prepare
+from galu.workflow.data.substitutes import parse_substitutes
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 npz = Path(snakemake.output.npz)

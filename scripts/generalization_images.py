@@ -5,10 +5,10 @@ import logging
 
 import torch
 
-from galu.data import load_processed
 from galu.generalization.experiments import ImageSettings, image_accuracy, image_experiment
-from galu.provenance import Run
 from galu.seeding import seeds_in
+from galu.workflow.data import load_processed
+from galu.workflow.provenance import Run
 
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params

@@ -4,9 +4,9 @@ import logging
 
 import pandas as pd
 
-from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.correlation import layer_correlations, random_baseline
 from galu.normalization.mlp import build_mlp
+from galu.workflow.cifar_job import start_cifar_job
 
 settings, seed = snakemake.params.settings, snakemake.params.seed
 # Same training subset (hence standardization) as the training runs; the probe images are

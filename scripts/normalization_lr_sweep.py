@@ -4,8 +4,8 @@ import logging
 
 import pandas as pd
 
-from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import lr_sweep
+from galu.workflow.cifar_job import start_cifar_job
 
 params = snakemake.params
 run, data = start_cifar_job(

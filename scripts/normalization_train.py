@@ -4,9 +4,9 @@ import logging
 
 import pandas as pd
 
-from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import chosen_lrs
 from galu.normalization.trainability import train_depth
+from galu.workflow.cifar_job import start_cifar_job
 
 params = snakemake.params
 data_settings = params.data

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from galu.normalization.trainability import max_trainable_depth, run_outcomes
-from galu.provenance import Run
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 fraction = snakemake.params.loss_fraction

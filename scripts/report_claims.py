@@ -6,16 +6,16 @@ import json
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
-from galu.claims import evaluate, parse_claims, reduced_claims
-from galu.claims_text import caption_reductions, caption_verdicts, markdown_table
-from galu.commits import made_on_files
-from galu.config import load_yaml
-from galu.landing import landing_html, landing_page, verdict_metrics
-from galu.observations import observations_rst
-from galu.provenance import Run, git_state, versions
-from galu.scales import OutputRoot, judged_as
+from galu.workflow.claims import evaluate, parse_claims, reduced_claims
+from galu.workflow.claims_text import caption_reductions, caption_verdicts, markdown_table
+from galu.workflow.commits import made_on_files
+from galu.workflow.config import load_yaml
+from galu.workflow.landing import landing_html, landing_page, verdict_metrics
+from galu.workflow.observations import observations_rst
+from galu.workflow.provenance import Run, git_state, versions
+from galu.workflow.scales import OutputRoot, judged_as
 
-# This scale's outputs: the claims and figures name contract paths (galu/scales.py).
+# This scale's outputs: the claims and figures name contract paths (galu/workflow/scales.py).
 scale = snakemake.params.scale
 root = OutputRoot(scale=scale)
 claims = parse_claims(load_yaml(snakemake.input.claims), judged_as(scale))

@@ -1,15 +1,15 @@
 """Fail when one of README.md's generated sections is stale: "What reproduces" differs from
-results/claims.md, or "What reproduces at the paper level" from published/ (galu/publish.py),
-beyond the precision shown (numbers may differ by one unit of their last digit: see
-galu.precision)."""
+results/claims.md, or "What reproduces at the paper level" from published/
+(galu/workflow/publish.py), beyond the precision shown (numbers may differ by one unit of their last
+digit: see galu.workflow.precision)."""
 
 import sys
 from pathlib import Path
 
-from galu.provenance import log_to_file
-from galu.publish import PAPER_MARKERS, paper_section
-from galu.readme_sections import QUICK_MARKERS, describe_differences, readme_differences
-from galu.scales import QUICK
+from galu.workflow.provenance import log_to_file
+from galu.workflow.publish import PAPER_MARKERS, paper_section
+from galu.workflow.readme_sections import QUICK_MARKERS, describe_differences, readme_differences
+from galu.workflow.scales import QUICK
 
 log_to_file(snakemake.log[0])
 readme = Path(snakemake.input.readme).read_text()

@@ -2,8 +2,8 @@
 
 import logging
 
-from galu.provenance import Run
 from galu.scm.experiments import ode_table
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 name = snakemake.wildcards.scm_setting

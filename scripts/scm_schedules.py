@@ -5,9 +5,9 @@ import logging
 import pandas as pd
 import torch
 
-from galu.provenance import Run
 from galu.scm.schedules import schedule_experiment
 from galu.seeding import run_seeds
+from galu.workflow.provenance import Run
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)

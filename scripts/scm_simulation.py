@@ -4,9 +4,9 @@ import logging
 
 import torch
 
-from galu.provenance import Run
 from galu.scm.experiments import simulation_table
 from galu.seeding import seeds_in
+from galu.workflow.provenance import Run
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)

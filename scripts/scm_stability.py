@@ -4,8 +4,8 @@ import logging
 
 import numpy as np
 
-from galu.provenance import Run
 from galu.scm.experiments import stability_table
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 settings = snakemake.params.stability

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from galu.provenance import Run
 from galu.scm.experiments import combine
+from galu.workflow.provenance import Run
 
 run = Run.from_snakemake(snakemake)
 table = combine([pd.read_csv(path) for path in snakemake.input])

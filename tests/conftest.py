@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from galu.runconfig import merge
+from galu.workflow.runconfig import merge
 
 REPO = Path(__file__).resolve().parents[1]
-# No job heartbeats in the tests (galu.feedback): scripts run in-process by unit tests would
-# leave threads printing into every later test's output. test_feedback.py tests them directly.
+# No job heartbeats in the tests (galu.workflow.feedback): scripts run in-process by unit tests
+# would leave threads printing into every later test's output. test_feedback.py tests them directly.
 os.environ["GALU_HEARTBEAT_S"] = "0"
 BIN = Path(sys.executable).parent
 

@@ -7,9 +7,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from galu.audit import audit_tree
-from galu.cli import main
-from galu.provenance import Run, sealed_sidecar
+from galu.workflow.audit import audit_tree
+from galu.workflow.cli import main
+from galu.workflow.provenance import Run, sealed_sidecar
 
 
 def test_clean_tree_passes(tmp_path, monkeypatch, capsys):
@@ -147,8 +147,8 @@ def _coded_tree(root):
 def test_stale_output_names_the_changed_module_and_the_command_that_fixes_it(
     tmp_path, monkeypatch, capsys
 ):
-    from galu.audit import Finding
-    from galu.closure import CodeScanner
+    from galu.workflow.audit import Finding
+    from galu.workflow.closure import CodeScanner
 
     monkeypatch.chdir(tmp_path)
     _coded_tree(tmp_path)
@@ -193,7 +193,7 @@ def test_sidecar_records_the_jobs_code_apart_from_params(tmp_path, monkeypatch):
     import json
     from types import SimpleNamespace
 
-    from galu.closure import CodeScanner
+    from galu.workflow.closure import CodeScanner
 
     monkeypatch.chdir(tmp_path)
     _coded_tree(tmp_path)
@@ -224,7 +224,7 @@ def test_outputs_without_code_are_a_note(tmp_path, monkeypatch, capsys):
 
 
 def test_rebuild_command_names_the_job_of_each_broken_file():
-    from galu.audit import Finding, rebuild_command
+    from galu.workflow.audit import Finding, rebuild_command
 
     findings = [
         Finding("data/raw/mnist/train.gz", "does not match the published checksums (x)"),
@@ -311,7 +311,7 @@ def test_an_audit_that_checks_nothing_fails_and_bad_places_are_usage_errors(
 
 
 def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
-    from galu.audit import _first_files
+    from galu.workflow.audit import _first_files
 
     long = "stale: made with older code; changed since: a.py, b.py, c.py, d.py, e.py"
     assert (
@@ -323,7 +323,7 @@ def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
 
 
 def test_explain_names_the_drawing_and_computing_functions():
-    from galu.lineage import _describe
+    from galu.workflow.lineage import _describe
 
     record = {
         "rule": "scm_plot_perceptron",

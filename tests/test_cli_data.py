@@ -4,7 +4,7 @@ import shutil
 
 import yaml
 
-from galu.cli import main
+from galu.workflow.cli import main
 
 from conftest import REPO
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from galu.cli import plain_text
+from galu.workflow.cli import plain_text
 
 
 def test_plain_text_drops_literal_and_role_markup():
@@ -16,7 +16,10 @@ def test_plain_text_drops_literal_and_role_markup():
 
 def test_galu_help_has_no_backquotes():
     done = subprocess.run(
-        [sys.executable, "-m", "galu.cli", "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "galu.workflow.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0
     assert "audit" in done.stdout and "`" not in done.stdout

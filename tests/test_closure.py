@@ -1,4 +1,4 @@
-"""Code closures (galu/closure.py) on a tiny synthetic package, and the site-only keys."""
+"""Code closures (galu/workflow/closure.py) on a tiny synthetic package, and the site-only keys."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from galu.closure import CodeScanner, changed_files, source_hash
-from galu.sitekeys import DATA_SITE_KEYS, data_result_settings, site_device
+from galu.workflow.closure import CodeScanner, changed_files, source_hash
+from galu.workflow.sitekeys import DATA_SITE_KEYS, data_result_settings, site_device
 
 from conftest import REPO
 
@@ -137,10 +137,10 @@ def test_parse_cache_is_used_and_keyed_by_content(tree, monkeypatch):
 
 def test_the_workflow_scripts_closures():
     """Spot checks on the real tree: the ODE script reaches the ODEs but no plotting; the plot
-    scripts reach the style sheet; the claims script reaches galu.claims."""
+    scripts reach the style sheet; the claims script reaches galu.workflow.claims."""
     scanner = CodeScanner(REPO)
     ode = scanner.closure("scripts/scm_ode.py").modules
-    assert {"galu/scm/odes.py", "galu/scm/averages.py", "galu/provenance.py"} <= set(ode)
+    assert {"galu/scm/odes.py", "galu/scm/averages.py", "galu/workflow/provenance.py"} <= set(ode)
     assert "galu/plotting.py" not in ode and "galu/styles/galu.mplstyle" not in ode
     plot = scanner.closure("scripts/plot.py", ["galu.scm.figures"])
     assert {"galu/plotting.py", "galu/styles/galu.mplstyle", "galu/scm/figures.py"} <= set(
@@ -151,7 +151,7 @@ def test_the_workflow_scripts_closures():
     assert plot.sha256 != scanner.closure("scripts/plot.py", ["galu.memorization.figures"]).sha256
     with pytest.raises(ValueError, match="imports galu.nope: no such project module"):
         scanner.closure("scripts/plot.py", ["galu.nope"])
-    assert "galu/claims.py" in scanner.closure("scripts/report_claims.py").modules
+    assert "galu/workflow/claims.py" in scanner.closure("scripts/report_claims.py").modules
 
 
 def test_site_device_and_data_settings():

@@ -22,8 +22,8 @@ import yaml
 from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
 
 from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
-from galu.provenance import SIDECAR_SUFFIX, Run
-from galu.sitekeys import gpu_may_be_present
+from galu.workflow.provenance import SIDECAR_SUFFIX, Run
+from galu.workflow.sitekeys import gpu_may_be_present
 
 from conftest import run, tool
 
@@ -123,11 +123,11 @@ EDITS = {
     # imports it
     "galu/memorization/width_search.py": (code_edit, {**MEM_ALL, "claims": 1}),
     "galu/generalization/tasks.py": (code_edit, {**GEN_SYNTHETIC, "claims": 1}),
-    "galu/data/convert.py": (
+    "galu/workflow/data/convert.py": (
         code_edit,
         {"download": 1, "prepare": 1, **NORM_CIFAR, "claims": 1},
     ),
-    "galu/claims.py": (code_edit, {"claims": 1}),
+    "galu/workflow/claims.py": (code_edit, {"claims": 1}),
     # the shared ensemble trainer: memorization and generalization training, not the plots
     "galu/ensembles/training.py": (code_edit, {**MEM_ALL, **GEN_SYNTHETIC, "claims": 1}),
     # package data: the style sheet re-renders every figure and nothing else
@@ -203,7 +203,11 @@ def test_an_undone_edit_plans_nothing(touched):
 def test_comment_and_docstring_edits_rerun_nothing(touched):
     saved = {}
     try:
-        for rel in ("galu/scm/odes.py", "galu/ensembles/training.py", "galu/provenance.py"):
+        for rel in (
+            "galu/scm/odes.py",
+            "galu/ensembles/training.py",
+            "galu/workflow/provenance.py",
+        ):
             saved[rel] = (touched / rel).read_bytes()
             (touched / rel).write_text(cosmetic_edit(saved[rel].decode()))
             assert (touched / rel).read_bytes() != saved[rel]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from galu.config import ConfigError, load_schema, load_yaml, validate
+from galu.workflow.config import ConfigError, load_schema, load_yaml, validate
 
 from conftest import REPO, run, tool
 

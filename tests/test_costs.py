@@ -1,4 +1,4 @@
-"""The cost model (galu/costs.py) against our measurements, and `galu plan`."""
+"""The cost model (galu/workflow/costs.py) against our measurements, and `galu plan`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.costfit import (
+from galu.workflow.costfit import (
     MEASUREMENTS,
     REFERENCE_MACHINE,
     fit_constants,
@@ -18,10 +18,10 @@ from galu.costfit import (
     ratios,
     read_benchmarks,
 )
-from galu.costs import CONSTANTS, CostModel
-from galu.jobs import workflow_jobs
-from galu.plan import cost_preflight, job_request, make_plan, problems
-from galu.runconfig import run_config
+from galu.workflow.costs import CONSTANTS, CostModel
+from galu.workflow.jobs import workflow_jobs
+from galu.workflow.plan import cost_preflight, job_request, make_plan, problems
+from galu.workflow.runconfig import run_config
 
 from conftest import REPO, run, tool
 

@@ -22,7 +22,7 @@ from test_data_fixtures import (
     tiny_idx,
 )
 
-from galu.data.convert import (
+from galu.workflow.data.convert import (
     IDX_IMAGES_MAGIC,
     IDX_LABELS_MAGIC,
     check_counts,
@@ -31,8 +31,8 @@ from galu.data.convert import (
     parse_idx,
     read_tar_members,
 )
-from galu.data.errors import DataError, FormatError, UnsafeArchiveError
-from galu.data.prepare import array_record, load_processed, prepare, write_npz
+from galu.workflow.data.errors import DataError, FormatError, UnsafeArchiveError
+from galu.workflow.data.prepare import array_record, load_processed, prepare, write_npz
 
 
 def _write(folder: Path, blobs: dict[str, bytes]) -> dict[str, Path]:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from test_data_fixtures import IDX_NAMES, FileServer, tiny_idx
 
-from galu.data.download import RetryPolicy, check_url, download, partial_path
-from galu.data.errors import ChecksumMismatchError, DownloadError, InsecureURLError
+from galu.workflow.data.download import RetryPolicy, check_url, download, partial_path
+from galu.workflow.data.errors import ChecksumMismatchError, DownloadError, InsecureURLError
 
 NAME = IDX_NAMES["train_images"]
 PATH = f"/{NAME}"

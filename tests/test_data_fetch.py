@@ -18,13 +18,13 @@ from test_data_fixtures import (
     tiny_idx,
 )
 
-from galu.data.errors import ChecksumMismatchError, InsecureURLError, MissingFilesError
-from galu.data.fetch import fetch, fetch_many, manifest_path
-from galu.data.mirrors import Mirror, mirror_list, split_mirror_list
-from galu.data.prepare import prepare
-from galu.data.settings import DataSettings
-from galu.data.substitutes import parse_substitutes
-from galu.data.verify import file_digests
+from galu.workflow.data.errors import ChecksumMismatchError, InsecureURLError, MissingFilesError
+from galu.workflow.data.fetch import fetch, fetch_many, manifest_path
+from galu.workflow.data.mirrors import Mirror, mirror_list, split_mirror_list
+from galu.workflow.data.prepare import prepare
+from galu.workflow.data.settings import DataSettings
+from galu.workflow.data.substitutes import parse_substitutes
+from galu.workflow.data.verify import file_digests
 
 NO_ENV: dict[str, str] = {}
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from galu.data.registry import Dataset, RawFile
+from galu.workflow.data.registry import Dataset, RawFile
 
 IDX_NAMES = {
     "train_images": "train-images-idx3-ubyte.gz",

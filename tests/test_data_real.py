@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from galu.data.fetch import fetch
-from galu.data.mirrors import (
+from galu.workflow.data.fetch import fetch
+from galu.workflow.data.mirrors import (
     DEFAULT_MIRRORS,
     ENV_VAR,
     is_remote,
@@ -22,10 +22,10 @@ from galu.data.mirrors import (
     local_folder,
     mirror_list,
 )
-from galu.data.prepare import load_processed, prepare
-from galu.data.registry import get_dataset
-from galu.data.settings import DataSettings
-from galu.data.substitutes import parse_substitutes
+from galu.workflow.data.prepare import load_processed, prepare
+from galu.workflow.data.registry import get_dataset
+from galu.workflow.data.settings import DataSettings
+from galu.workflow.data.substitutes import parse_substitutes
 
 # The pin of the shared folder's CIFAR-10 reconstruction (its README); CI's config overlay
 # opts in with the same entry.

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_data_fixtures import IDX_NAMES, gzip_bytes, tiny_idx
 
-from galu.data.errors import ChecksumMismatchError
-from galu.data.registry import DATASETS, dataset_names, get_dataset
-from galu.data.verify import file_digests, verify_official, verify_pinned
+from galu.workflow.data.errors import ChecksumMismatchError
+from galu.workflow.data.registry import DATASETS, dataset_names, get_dataset
+from galu.workflow.data.verify import file_digests, verify_official, verify_pinned
 
 LABELS = IDX_NAMES["train_labels"]
 

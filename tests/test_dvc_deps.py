@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from galu.cli import main
-from galu.dvcstages import code_deps, differences, read_deps, rewrite, wanted_deps
+from galu.workflow.cli import main
+from galu.workflow.dvcstages import code_deps, differences, read_deps, rewrite, wanted_deps
 
 from conftest import REPO, copy_repo
 
@@ -26,7 +26,7 @@ def test_stage_deps_follow_imports_and_keep_data_deps():
     assert "data/processed/cifar10.npz" in norm  # not code: kept as written
     assert {"workflow/rules/normalization_static.smk", "workflow/rules/normalization_training.smk",
             "workflow/rules/figures.smk", "scripts/plot.py", "galu/normalization/figures.py",
-            "galu/data/convert.py", "galu/device.py"} <= set(norm)  # fmt: skip
+            "galu/workflow/data/convert.py", "galu/device.py"} <= set(norm)  # fmt: skip
 
 
 def test_rewrite_restores_a_drifted_file_and_changes_nothing_else():

@@ -1,4 +1,5 @@
-"""The equivalence ledger (galu/equivalence.py): canonical closures, evidence, bad files."""
+"""The equivalence ledger (galu/workflow/equivalence.py): canonical closures, evidence, bad
+files."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from galu.equivalence import LEDGER, Equivalence, Ledger, LedgerError
+from galu.workflow.equivalence import LEDGER, Equivalence, Ledger, LedgerError
 
 
 def step(new: str, old: str, script: str = "scripts/scm_ode.py") -> Equivalence:
@@ -66,7 +67,7 @@ def test_a_broken_ledger_is_named_with_the_fix(tmp_path: Path, text: str, messag
         Ledger.load(tmp_path)
 
 
-# `galu equivalence` (galu/equivalence_check.py) on a toy repository, its runs faked: the
+# `galu equivalence` (galu/workflow/equivalence_check.py) on a toy repository, its runs faked: the
 # orchestration (what changed, what is compared, what is recorded) without Snakemake.
 # tests/test_equivalence_workflow.py runs the real workflow.
 
@@ -83,7 +84,7 @@ def _git(root: Path, *args: str) -> None:
 def toy(tmp_path: Path, monkeypatch) -> Path:
     """Two scripts, each importing its own module; a fake run writes one output per script,
     whose bytes are what ``OUTPUT`` in that module says."""
-    import galu.equivalence_check as check_module
+    import galu.workflow.equivalence_check as check_module
 
     root = tmp_path / "toy"
     files = {
@@ -126,7 +127,7 @@ def _commit_edit(root: Path, rel: str, old: str, new: str) -> None:
 
 
 def test_a_neutral_change_is_recorded_for_the_changed_script_only(toy: Path):
-    from galu.equivalence_check import check
+    from galu.workflow.equivalence_check import check
 
     _commit_edit(toy, "galu/mod_a.py", "_helper", "_renamed")
     outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
@@ -141,7 +142,7 @@ def test_a_neutral_change_is_recorded_for_the_changed_script_only(toy: Path):
 
 
 def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
-    from galu.equivalence_check import check
+    from galu.workflow.equivalence_check import check
 
     _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")
     outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
@@ -150,7 +151,7 @@ def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
 
 
 def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: Path):
-    from galu.equivalence_check import check
+    from galu.workflow.equivalence_check import check
 
     (toy / "scripts/c.py").write_text("from galu.mod_b import OUTPUT\n")  # never run
     _git(toy, "add", "-A")
@@ -170,7 +171,7 @@ def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: 
     ],
 )
 def test_bad_requests_are_refused_before_any_run(toy: Path, kwargs, message):
-    from galu.equivalence_check import EquivalenceError, check
+    from galu.workflow.equivalence_check import EquivalenceError, check
 
     args = {"base": "HEAD", "scales": ["tiny"], **kwargs}
     with pytest.raises(EquivalenceError, match=message):
@@ -178,7 +179,7 @@ def test_bad_requests_are_refused_before_any_run(toy: Path, kwargs, message):
 
 
 def test_uncommitted_changes_are_refused(toy: Path):
-    from galu.equivalence_check import EquivalenceError, check
+    from galu.workflow.equivalence_check import EquivalenceError, check
 
     (toy / "galu/mod_a.py").write_text("OUTPUT = 'z'\n")
     with pytest.raises(EquivalenceError, match="uncommitted changes.*commit them first"):
@@ -186,7 +187,7 @@ def test_uncommitted_changes_are_refused(toy: Path):
 
 
 def test_the_command_says_what_it_recorded_or_what_differs(toy: Path, capsys):
-    from galu.cli import main
+    from galu.workflow.cli import main
 
     args = ["equivalence", "--base", "HEAD~1", "--scale", "tiny", "--root", str(toy)]
     _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")

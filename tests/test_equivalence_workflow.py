@@ -1,4 +1,5 @@
-"""Number-neutral code changes end to end (galu/equivalence.py, galu/equivalence_check.py).
+"""Number-neutral code changes end to end (galu/workflow/equivalence.py,
+galu/workflow/equivalence_check.py).
 
 A copy of the repository runs the SCM and memorization stages at the tiny scale. Then:
 
@@ -20,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from galu.audit import STALE, STALE_INPUT, audit_tree
-from galu.equivalence import LEDGER, Ledger
-from galu.provenance import SIDECAR_SUFFIX
+from galu.workflow.audit import STALE, STALE_INPUT, audit_tree
+from galu.workflow.equivalence import LEDGER, Ledger
+from galu.workflow.provenance import SIDECAR_SUFFIX
 
 from conftest import run, site_configured_repo, tool
 

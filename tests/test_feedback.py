@@ -11,16 +11,16 @@ import zipfile
 
 import pandas as pd
 
-from galu.feedback import (
+from galu.memorization.width_search import MinWidthSearch, run_searches
+from galu.progress import log_progress
+from galu.workflow.feedback import (
     heartbeat_interval,
     heartbeat_line,
     last_line,
-    log_progress,
     normalize_zip_modes,
     start_heartbeat,
 )
-from galu.landing import run_summary
-from galu.memorization.width_search import MinWidthSearch, run_searches
+from galu.workflow.landing import run_summary
 
 
 def test_heartbeat_line_names_the_job_its_age_and_its_last_progress(tmp_path):

@@ -86,3 +86,32 @@ def test_the_detector_finds_a_cycle_hidden_in_a_function(tmp_path):
 
 def test_galu_has_no_import_cycle():
     assert cycles(import_graph(REPO)) == []
+
+
+def _package(module: str) -> str:
+    """The part of galu a module belongs to: ``galu.workflow``, ``galu.scm``, ``galu.seeding``."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_science_module_imports_the_workflow_machinery():
+    """The papers' packages and the shared science import nothing of galu.workflow: a
+    result's numbers depend on the science alone, and the science can be read, tested and
+    reused without the machinery around it."""
+    graph = import_graph(REPO)
+    science = [m for m in graph if _package(m) not in ("galu.workflow", "galu")]
+    assert {_package(m) for m in science} >= {"galu.scm", "galu.normalization", "galu.ensembles",
+                                              "galu.seeding", "galu.declarations"}  # fmt: skip
+    wrong = {m: sorted(t for t in graph[m] if _package(t) == "galu.workflow") for m in science}
+    assert {m: t for m, t in wrong.items() if t} == {}
+
+
+def test_the_packages_import_each_other_without_cycles():
+    graph = import_graph(REPO)
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        packages.setdefault(_package(module), set()).update(
+            _package(t) for t in targets if _package(t) != _package(module)
+        )
+    assert cycles(packages) == []
+    assert packages["galu.workflow"] >= {"galu.scm", "galu.declarations"}  # reads the stages
+    assert not packages["galu.seeding"] and not packages["galu.declarations"]

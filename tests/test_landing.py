@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from galu.claims import evaluate, parse_claims
-from galu.claims_text import summary_line
-from galu.landing import landing_html, landing_page
+from galu.workflow.claims import evaluate, parse_claims
+from galu.workflow.claims_text import summary_line
+from galu.workflow.landing import landing_html, landing_page
 
 BASE = {"paper": "galu", "statement": "s", "source": "results/t.csv", "reduce": "mean"}
 PROVENANCE = {
@@ -74,7 +74,7 @@ def test_landing_html_is_a_standalone_page_without_report_links(table):
 
 
 def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table):
-    from galu.landing import verdict_metrics
+    from galu.workflow.landing import verdict_metrics
 
     metrics = verdict_metrics(table)
     assert {k: metrics[k] for k in ("scale", "pass", "fail", "not_run")} == {

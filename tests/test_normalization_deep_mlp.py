@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from galu.normalization.cifar import prepare_data, standardize_images
-from galu.normalization.cifar_job import start_cifar_job
 from galu.normalization.lr_sweep import choose_lr, chosen_lrs, lr_sweep
 from galu.normalization.mlp import DeepMLP, build_mlp, default_gain
 from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.normalization.training import TrainSettings, train
+from galu.workflow.cifar_job import start_cifar_job
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
 

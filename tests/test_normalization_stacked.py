@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from galu.config import load_yaml
 from galu.normalization.cifar import TensorData
 from galu.normalization.lr_sweep import lr_sweep
 from galu.normalization.mlp import build_mlp
 from galu.normalization.stacked import MomentumSGD, StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 from galu.normalization.training import TrainSettings, train
+from galu.workflow.config import load_yaml
 
 from conftest import REPO
 

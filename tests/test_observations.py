@@ -10,7 +10,7 @@ import pytest
 from docutils.core import publish_parts
 
 from galu.normalization.jacobian_summary import jacobian_stats
-from galu.observations import (
+from galu.workflow.observations import (
     OBSERVATIONS,
     observation_sources,
     observations,
@@ -155,7 +155,7 @@ def test_noise_below_the_floor_never_reads_as_growth():
 
 
 def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
-    from galu.observations import sign_change
+    from galu.workflow.observations import sign_change
 
     text = sign_change(stability({1.9: -0.1, 2.0: 3e-9, 2.1: 0.1})[["eta", "eigenvalue_real"]])
     assert text == (
@@ -166,7 +166,7 @@ def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
 
 
 def test_min_width_sentence_per_model_direction_and_single_points():
-    from galu.observations import min_width
+    from galu.workflow.observations import min_width
 
     rows = pd.DataFrame(
         dict(

@@ -4,7 +4,7 @@ import re
 import tomllib
 
 from galu import __version__
-from galu.config import load_yaml
+from galu.workflow.config import load_yaml
 
 from conftest import REPO
 

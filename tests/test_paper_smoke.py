@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.costfit import read_benchmarks
-from galu.jobs import workflow_jobs
-from galu.runconfig import run_config
+from galu.workflow.costfit import read_benchmarks
+from galu.workflow.jobs import workflow_jobs
+from galu.workflow.runconfig import run_config
 
 from conftest import copy_repo, run, tool
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from galu.precision import differing_lines, display_step, format_measured, lines_agree
-from galu.publish import NO_PUBLICATION, PAPER_MARKERS
-from galu.readme_sections import README_END, README_START, readme_differences
+from galu.workflow.precision import differing_lines, display_step, format_measured, lines_agree
+from galu.workflow.publish import NO_PUBLICATION, PAPER_MARKERS
+from galu.workflow.readme_sections import README_END, README_START, readme_differences
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,8 @@ def test_differing_lines_pairs_by_words_so_an_insertion_is_one_difference():
 
 
 def readme(section):
-    """A README with both generated sections; no paper-level run published (galu.publish)."""
+    """A README with both generated sections; no paper-level run published
+    (galu.workflow.publish)."""
     paper = f"{PAPER_MARKERS[0]}\n{NO_PUBLICATION}{PAPER_MARKERS[1]}\n"
     return f"# T\n\n{README_START}\n{section}{README_END}\n{paper}rest\n"
 
@@ -71,7 +72,7 @@ def test_readme_check_names_the_rows_that_differ(tmp_path):
     # The command line says which row differs, and exits 1; within precision it exits 0.
     (tmp_path / "README.md").write_text(readme(section))
     (tmp_path / "claims.md").write_text(drifted)
-    galu = [sys.executable, "-m", "galu.cli", "readme", "--claims", "claims.md"]
+    galu = [sys.executable, "-m", "galu.workflow.cli", "readme", "--claims", "claims.md"]
     out = subprocess.run(galu, cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 1, out.stderr
     assert "README: | `b` | 30 | **pass** |\n  run:    | `b` | 10 | **pass** |" in out.stdout

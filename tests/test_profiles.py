@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from galu.config import ConfigError
-from galu.profiles import check_placeholders, placeholders
+from galu.workflow.config import ConfigError
+from galu.workflow.profiles import check_placeholders, placeholders
 
 from conftest import REPO
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from galu.atomic import atomic_path
-from galu.provenance import Run, sha256_file, sha256_json, sidecar_path
 from galu.seeding import seeds_in
+from galu.workflow.provenance import Run, sha256_file, sha256_json, sidecar_path
 
 from conftest import REPO
 
@@ -126,8 +126,8 @@ def test_seeds_in_a_table_are_its_distinct_seeds_ascending():
 def test_a_seeded_table_records_the_seeds_the_config_gives(tmp_path, monkeypatch):
     """A real job's table (the tiny scale's perceptron simulation, reseeded): without a
     ``seeds`` argument its sidecar records seed, seed + 1, ... as the config sets them."""
-    from galu.runconfig import run_config
     from galu.scm.experiments import simulation_table
+    from galu.workflow.runconfig import run_config
 
     config = run_config(REPO, ["config/tiny.yaml"], ["seed=5", "scm.simulation.seeds=3"])
     scm = config["scm"]

@@ -1,4 +1,4 @@
-"""Publishing a finished run (galu/publish.py): the copy, its audit, the README section."""
+"""Publishing a finished run (galu/workflow/publish.py): the copy, its audit, the README section."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.audit import audit_tree
-from galu.cli import main
-from galu.jobs import stage_of
-from galu.provenance import Run
-from galu.publish import (
+from galu.workflow.audit import audit_tree
+from galu.workflow.cli import main
+from galu.workflow.jobs import stage_of
+from galu.workflow.provenance import Run
+from galu.workflow.publish import (
     PAPER_MARKERS,
     PublishError,
     described_path,
@@ -21,7 +21,7 @@ from galu.publish import (
     publish,
     run_times,
 )
-from galu.readme_sections import QUICK_MARKERS, readme_section
+from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
 
 
 def _fake_run(scale: str = "paper-cpu") -> None:
@@ -256,7 +256,7 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
 
 
 def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):
-    from galu.lineage import explain
+    from galu.workflow.lineage import explain
 
     monkeypatch.chdir(tmp_path)
     _fake_run()

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from galu.audit import audit_tree
-from galu.config import load_yaml
-from galu.data import DATASETS, DataError, load_processed
-from galu.data.mirrors import local_candidates, local_folder
-from galu.preflight import preflight
-from galu.provenance import seal_problem, sealed_sidecar, sha256_file
+from galu.workflow.audit import audit_tree
+from galu.workflow.config import load_yaml
+from galu.workflow.data import DATASETS, DataError, load_processed
+from galu.workflow.data.mirrors import local_candidates, local_folder
+from galu.workflow.preflight import preflight
+from galu.workflow.provenance import seal_problem, sealed_sidecar, sha256_file
 
 from conftest import REPO, copy_repo, run, tool
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from galu.config import ConfigError, load_yaml
-from galu.consistency import check_consistency, consistency_problems
-from galu.runconfig import merge
+from galu.workflow.config import ConfigError, load_yaml
+from galu.workflow.consistency import check_consistency, consistency_problems
+from galu.workflow.runconfig import merge
 
 from conftest import REPO, copy_repo, tool
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.audit import audit_tree
-from galu.provenance import Run
+from galu.workflow.audit import audit_tree
+from galu.workflow.provenance import Run
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from test_reliability_support import incomplete, smk, tiny_repo
 
 from galu.atomic import atomic_write_bytes
-from galu.lastgood import SNAPSHOT, restore_missing, snapshot
+from galu.workflow.lastgood import SNAPSHOT, restore_missing, snapshot
 
 CSV = "results/normalization/coefficients.csv"
 TARGETS = [CSV, "figures/normalization/activations.png"]

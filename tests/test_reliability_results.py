@@ -11,9 +11,9 @@ import os
 import pandas as pd
 import pytest
 
-import galu.preflight
-from galu.preflight import preflight
-from galu.provenance import Run, sealed_sidecar
+import galu.workflow.preflight
+from galu.workflow.preflight import preflight
+from galu.workflow.provenance import Run, sealed_sidecar
 
 TABLE = "results/s/table.csv"
 FIGURE = "figures/s/plot.png"
@@ -37,8 +37,10 @@ def rejected(root):
 def test_a_clean_tree_passes_and_is_hashed_once(tree, monkeypatch):
     assert preflight(tree) == []
     calls = []
-    real = galu.preflight.sha256_file
-    monkeypatch.setattr(galu.preflight, "sha256_file", lambda p: calls.append(p) or real(p))
+    real = galu.workflow.preflight.sha256_file
+    monkeypatch.setattr(
+        galu.workflow.preflight, "sha256_file", lambda p: calls.append(p) or real(p)
+    )
     assert preflight(tree) == [] and calls == []  # size, mtime, inode unchanged: no rehash
 
 
@@ -96,7 +98,7 @@ def test_a_result_resealed_by_hand_makes_its_consumers_stale(tree):
     stamp = (tree / TABLE).stat()
     (tree / TABLE).write_text("x\n9\n")
     record = json.loads((tree / f"{TABLE}.meta.json").read_text())
-    record["output"]["sha256"] = galu.preflight.sha256_file(tree / TABLE)
+    record["output"]["sha256"] = galu.workflow.preflight.sha256_file(tree / TABLE)
     (tree / f"{TABLE}.meta.json").write_bytes(sealed_sidecar(record))
     os.utime(tree / TABLE, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     (finding,) = preflight(tree)

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from galu.provenance import sha256_file
+from galu.workflow.provenance import sha256_file
 
 from conftest import REPO, copy_repo, run, tool
 

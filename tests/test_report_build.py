@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from galu.audit import audit_tree
-from galu.provenance import Run
-from galu.report_build import build_path, install_report
+from galu.workflow.audit import audit_tree
+from galu.workflow.provenance import Run
+from galu.workflow.report_build import build_path, install_report
 
 
 def test_report_is_renamed_into_place_with_a_sidecar_and_audited(tmp_path, monkeypatch):

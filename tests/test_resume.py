@@ -1,4 +1,4 @@
-"""Continuing a published run (galu/resume.py, galu/snakemake_metadata.py)."""
+"""Continuing a published run (galu/workflow/resume.py, galu/workflow/snakemake_metadata.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.cli import main
-from galu.closure import CodeScanner
-from galu.equivalence import Equivalence, Ledger
-from galu.provenance import Run, sidecar_path
-from galu.publish import STATE, publish
-from galu.resume import ResumeError, resume
-from galu.snakemake_metadata import metadata_record_path, read_metadata
+from galu.workflow.cli import main
+from galu.workflow.closure import CodeScanner
+from galu.workflow.equivalence import Equivalence, Ledger
+from galu.workflow.provenance import Run, sidecar_path
+from galu.workflow.publish import STATE, publish
+from galu.workflow.resume import ResumeError, resume
+from galu.workflow.snakemake_metadata import metadata_record_path, read_metadata
 
 from conftest import run, tool
 

@@ -1,11 +1,11 @@
-"""Each scale its own output root (galu/scales.py): the path mapping, and two runs of
+"""Each scale its own output root (galu/workflow/scales.py): the path mapping, and two runs of
 different scales in one copy leaving each other's bytes alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from galu.scales import OutputRoot, scaled, unscaled
+from galu.workflow.scales import OutputRoot, scaled, unscaled
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_a_quick_run_and_another_scale_leave_each_other_untouched(finished_run, 
 
 
 def test_the_scale_of_a_run_is_the_last_overlay_that_sets_it(tmp_path):
-    from galu.scales import scale_of
+    from galu.workflow.scales import scale_of
 
     (tmp_path / "a.yaml").write_text("scale: paper\n")
     (tmp_path / "b.yaml").write_text("scale: paper-cpu\n")

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from galu.plotting import plt
-from galu.runconfig import run_config
 from galu.scm import figures
 from galu.scm.figures import draw_committee, draw_perceptron, draw_schedules
 from galu.scm.stage import STAGE as SCM_STAGE
+from galu.workflow.runconfig import run_config
 
 from conftest import REPO, functions_named
 

@@ -10,11 +10,11 @@ import importlib
 
 import pytest
 
-from galu.claims import PAPERS
-from galu.config import load_schema
-from galu.jobs import EXPERIMENT_STAGES
-from galu.runconfig import run_config
-from galu.stages import stage, stages
+from galu.workflow.claims import PAPERS
+from galu.workflow.config import load_schema
+from galu.workflow.jobs import EXPERIMENT_STAGES
+from galu.workflow.runconfig import run_config
+from galu.workflow.stages import stage, stages
 
 from conftest import REPO
 

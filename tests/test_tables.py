@@ -11,14 +11,20 @@ import pandas as pd
 import pytest
 import torch
 
-from galu.config import load_yaml
 from galu.normalization.correlation import layer_correlations
 from galu.normalization.isometry import isometry_tables
 from galu.normalization.mlp import build_mlp
 from galu.normalization.spectra import jacobian_table
 from galu.normalization.trainability import max_trainable_depth, run_outcomes
-from galu.provenance import Run
-from galu.tables import CONTRACTS_DIR, TableContractError, check_table, contract_for, contracts
+from galu.workflow.config import load_yaml
+from galu.workflow.provenance import Run
+from galu.workflow.tables import (
+    CONTRACTS_DIR,
+    TableContractError,
+    check_table,
+    contract_for,
+    contracts,
+)
 
 from conftest import REPO
 

@@ -1,5 +1,5 @@
-"""The warm job server (galu/warm_jobs.py): a script run through it behaves as `python script`
-(streams, working directory, environment, argv, exit status, tracebacks), only forked from a
+"""The warm job server (galu/workflow/warm_jobs.py): a script run through it behaves as `python
+script` (streams, working directory, environment, argv, exit status, tracebacks), only forked from a
 process that already imported the heavy libraries; a killed client takes its job with it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from galu.warm_jobs import SOCKET_ENV, start_server
+from galu.workflow.warm_jobs import SOCKET_ENV, start_server
 
 PROBE = """
 import json, os, sys
@@ -36,8 +36,8 @@ def server(tmp_path_factory):
 
 
 def _client(script: Path, cwd: Path, socket: str, usage: Path | None = None, **env):
-    """Start ``python -m galu.warm_jobs run script [usage]`` as a job's shell would."""
-    args = [sys.executable, "-m", "galu.warm_jobs", "run", str(script)]
+    """Start ``python -m galu.workflow.warm_jobs run script [usage]`` as a job's shell would."""
+    args = [sys.executable, "-m", "galu.workflow.warm_jobs", "run", str(script)]
     environ = {**os.environ, SOCKET_ENV: socket, **env}
     return subprocess.Popen(
         [*args, *([str(usage)] if usage else [])],

@@ -12,11 +12,11 @@ import zipfile
 import pandas as pd
 import pytest
 
-from galu.claims_text import caption_path, summary_line
-from galu.costfit import read_benchmarks
-from galu.jobs import workflow_jobs
-from galu.runconfig import run_config
-from galu.tables import CONTRACTS_DIR, contracts, table_problems
+from galu.workflow.claims_text import caption_path, summary_line
+from galu.workflow.costfit import read_benchmarks
+from galu.workflow.jobs import workflow_jobs
+from galu.workflow.runconfig import run_config
+from galu.workflow.tables import CONTRACTS_DIR, contracts, table_problems
 
 from conftest import REPO, run, tool
 

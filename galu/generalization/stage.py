@@ -1,6 +1,6 @@
 """The generalization stage's declaration (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032,
 sec. 5): one figure per dataset of the configuration, each reading that dataset's table
-(read by the workflow through :mod:`galu.stages`)."""
+(read by the workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The memorization stage's declaration (Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032,
 sec. 3): its figures, like the paper's Figs. 1-3, and the tables they read (read by the
-workflow through :mod:`galu.stages`)."""
+workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from galu.feedback import log_progress
+from galu.progress import log_progress
 
 
 @dataclass

@@ -34,12 +34,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from galu.feedback import log_progress
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, split_activation
 from galu.normalization.modules import make_activation
 from galu.normalization.streams import SHUFFLE_STREAM, stream_seed
 from galu.normalization.training import EVAL_BATCH, TrainSettings
+from galu.progress import log_progress
 
 # nn.BatchNorm1d's defaults, so that the stacked batch norm matches the per-network one.
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1

@@ -1,5 +1,5 @@
 """The static-normalization stage's declaration (Richemond & Guo, arXiv 1905.01369): its
-figures and the tables they read (read by the workflow through :mod:`galu.stages`)."""
+figures and the tables they read (read by the workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 

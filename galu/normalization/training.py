@@ -19,10 +19,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from galu.feedback import log_progress
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP
 from galu.normalization.streams import SHUFFLE_STREAM, stream_seed
+from galu.progress import log_progress
 
 EVAL_BATCH = 4096
 

@@ -1,6 +1,6 @@
 """The SCM stage's declaration (Straat & Biehl, arXiv 1903.07378): its figures, like the
 paper's Figs. 1-4 and our learning-rate schedules, and the tables they read (read by the
-workflow through :mod:`galu.stages`)."""
+workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 

@@ -7,32 +7,32 @@ from pathlib import Path
 import yaml
 from snakemake.script import PythonScript
 
-from galu.claims import reduced_claims
-from galu.claims_text import caption_path
-from galu.audit import CODE_CACHE
-from galu.closure import CodeScanner
-from galu.equivalence import Ledger, LedgerError
-from galu.config import ConfigError, load_yaml, validate_files
-from galu.consistency import check_consistency
-from galu.costs import CostModel
-from galu.lastgood import restore_missing
-from galu.lastgood import snapshot as snapshot_outputs
-from galu.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
-from galu.plan import cost_preflight
-from galu.preflight import announce, preflight
-from galu.profiles import check_placeholders
-from galu.provenance import sidecar_path
-from galu.report_build import build_path as report_build_path
-from galu.report_build import install_report
-from galu.scales import scaled, unscaled
+from galu.workflow.claims import reduced_claims
+from galu.workflow.claims_text import caption_path
+from galu.workflow.audit import CODE_CACHE
+from galu.workflow.closure import CodeScanner
+from galu.workflow.equivalence import Ledger, LedgerError
+from galu.workflow.config import ConfigError, load_yaml, validate_files
+from galu.workflow.consistency import check_consistency
+from galu.workflow.costs import CostModel
+from galu.workflow.lastgood import restore_missing
+from galu.workflow.lastgood import snapshot as snapshot_outputs
+from galu.workflow.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
+from galu.workflow.plan import cost_preflight
+from galu.workflow.preflight import announce, preflight
+from galu.workflow.profiles import check_placeholders
+from galu.workflow.provenance import sidecar_path
+from galu.workflow.report_build import build_path as report_build_path
+from galu.workflow.report_build import install_report
+from galu.workflow.scales import scaled, unscaled
 from galu.seeding import run_seeds
-from galu.sitekeys import site_device
-from galu.stages import stages
-from galu.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
-from galu.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
-from galu.warm_jobs import account as warm_account
-from galu.warm_jobs import enabled as warm_enabled
-from galu.warm_jobs import start_server as start_warm_server
+from galu.workflow.sitekeys import site_device
+from galu.workflow.stages import stages
+from galu.workflow.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
+from galu.workflow.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
+from galu.workflow.warm_jobs import account as warm_account
+from galu.workflow.warm_jobs import enabled as warm_enabled
+from galu.workflow.warm_jobs import start_server as start_warm_server
 
 # Only the main Snakemake process checks: a cluster job step re-parses this file with the same
 # configuration (already checked), possibly on a node without the GPU or the data mirrors.
@@ -81,7 +81,8 @@ def out(path):
     """The path of contract ``path`` (docs/design.md: ``results/...``, ``figures/...``,
     ``logs/...``) in this scale's output root: unchanged at the quick scale, else one folder
     down under the scale's name (``results/paper-cpu/...``), so runs of different scales never
-    share an output (galu/scales.py). Every rule file names its paths through it."""
+    share an output (galu/workflow/scales.py). Every rule file names its paths through it.
+    """
     return scaled(path, SCALE)
 
 
@@ -133,7 +134,7 @@ def plot_rule_params(stage, figure):
 
 
 def meta(path):
-    """The provenance sidecar of an output (written by galu.provenance.Run)."""
+    """The provenance sidecar of an output (written by galu.workflow.provenance.Run)."""
     return str(sidecar_path(path))
 
 
@@ -159,7 +160,7 @@ def job_benchmark(name):
 
 
 # Figures in the report: figure's contract path (unscaled, as workflow/claims.yaml and
-# galu/observations.py name it) -> its caption template under workflow/report/. For each
+# galu/workflow/observations.py name it) -> its caption template under workflow/report/. For each
 # figure, `claims` in report.smk writes the full caption to results/captions/ (the template
 # followed by the verdicts of the claims the figure shows).
 FIGURE_TEMPLATES = {}
@@ -178,7 +179,7 @@ def report_figure(figure, template, **report_args):
     return report(figure, caption=caption, **report_args)
 
 
-# Every job's resources come from the cost model (galu/costs.py, constants fitted to our
+# Every job's resources come from the cost model (galu/workflow/costs.py, constants fitted to our
 # measurements in workflow/costs/): runtime twice the predicted time plus 5 minutes (or the
 # config's runtime_min when it is not 0), mem_mb 1.5 times the predicted peak plus 200 MB.
 COSTS = CostModel.load(workflow.source_path("../costs/constants.yaml"))
@@ -223,7 +224,7 @@ def check_costs(jobs):
         sys.exit(2)
 
 
-# Warm job interpreters (galu/warm_jobs.py): a local run's one-thread script jobs are forked
+# Warm job interpreters (galu/workflow/warm_jobs.py): a local run's one-thread script jobs are forked
 # from a server that has torch, pandas, SciPy and matplotlib imported, instead of each paying
 # for those imports; the same bytes either way. GALU_WARM_JOBS=0 runs every job cold.
 _cold_execute = PythonScript.execute_script
@@ -237,7 +238,7 @@ def _warm_execute(self, fname, edit=False):
         return _cold_execute(self, fname, edit)
     usage = Path(f"{fname}.usage.json")
     self._execute_cmd(
-        "{py_exec} -m galu.warm_jobs run {fname:q} {usage:q}",
+        "{py_exec} -m galu.workflow.warm_jobs run {fname:q} {usage:q}",
         py_exec=sys.executable,
         fname=fname,
         usage=str(usage),
@@ -262,7 +263,7 @@ def start_warm_jobs(jobs):
     PythonScript.execute_script = _warm_execute
 
 
-# A failed rerun keeps the last good outputs (galu/lastgood.py): linked when the run starts,
+# A failed rerun keeps the last good outputs (galu/workflow/lastgood.py): linked when the run starts,
 # put back when it fails, and their jobs marked incomplete so the next run still redoes them.
 onstart:
     check_costs(workflow.dag.needrun_jobs())
@@ -288,14 +289,14 @@ onerror:
         )
 
 
-# Every rule's code closure (galu/closure.py): its script and each galu module and package
+# Every rule's code closure (galu/workflow/closure.py): its script and each galu module and package
 # data file the script imports, directly or not, with their hashes (comments and docstrings
 # left out). It becomes the rule's `code` param, so Snakemake's params trigger reruns exactly
 # the jobs whose code changed (and, through their outputs, their dependants), locally and on
 # a cluster alike; the job's provenance sidecar records it and `galu audit` compares it with
 # the tree. Parses are cached by file content in .snakemake/galu/code-cache.json.
 CODE = CodeScanner(workflow.basedir, cache=CODE_CACHE)
-# A closure recorded as number-neutral to an earlier one (galu/equivalence.py, written by
+# A closure recorded as number-neutral to an earlier one (galu/workflow/equivalence.py, written by
 # `galu equivalence`) keeps the earlier hash, so its outputs are not rerun.
 try:
     CODE_LEDGER = Ledger.load(workflow.basedir)

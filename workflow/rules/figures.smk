@@ -1,4 +1,4 @@
-# Every stage's figures, one plot rule each, from the stages' declarations (galu/stages.py:
+# Every stage's figures, one plot rule each, from the stages' declarations (galu/workflow/stages.py:
 # galu/<paper>/stage.py lists a stage's figures, the tables each reads and the functions that
 # computed them). A plot rule reads only its tables, never trains, and runs scripts/plot.py,
 # which draws with DRAW[figure] of galu.<stage>.figures; that module is named in the rule's

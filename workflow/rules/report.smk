@@ -5,11 +5,11 @@
 
 import glob
 
-from galu.feedback import normalize_zip_modes
-from galu.landing import run_summary
-from galu.observations import observation_sources
-from galu.report_build import REPORT
-from galu.scales import OutputRoot
+from galu.workflow.feedback import normalize_zip_modes
+from galu.workflow.landing import run_summary
+from galu.workflow.observations import observation_sources
+from galu.workflow.report_build import REPORT
+from galu.workflow.scales import OutputRoot
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 # Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
@@ -69,7 +69,7 @@ rule readme_check:
     input:
         md=rules.claims.output.md,
         readme="README.md",
-        # the published paper-level runs its second section quotes (galu/publish.py)
+        # the published paper-level runs its second section quotes (galu/workflow/publish.py)
         published=glob.glob("published/*/publication.json"),
     output:
         touch(out("logs/report/readme_current.ok")),
@@ -106,7 +106,7 @@ onsuccess:
         REPORT_CONFIG.write_text(
             yaml.safe_dump({**config, "device": DEVICE_SETTING})
         )
-        # Built aside, then renamed into place with its sidecar (galu/report_build.py).
+        # Built aside, then renamed into place with its sidecar (galu/workflow/report_build.py).
         built = report_build_path()
         shell(
             f"{sys.executable} -m snakemake --nolock --quiet all --report {built} "

@@ -1,0 +1,414 @@
+"""Check the papers' claims against the workflow's tidy CSVs.
+
+Claims are data (``workflow/claims.yaml``), not code: each names the paper,
+its statement, the figure that shows it, the CSV it is measured on, how to
+measure it and what value is expected within which tolerance. A measurement
+is declarative:
+
+- ``where``: a pandas query selecting rows (optional);
+- ``pivot``: optionally ``{index: [...], columns: ..., values: ...}``, the mean of
+  ``values`` per index row and column value, so an expression can compare models
+  (e.g. ``galu - relu`` per width); the index becomes ordinary columns;
+- ``expression``: a pandas ``eval`` expression giving one value per row;
+- ``reduce``: how the rows become one number: ``mean``, ``median``, ``max``,
+  ``min``, ``count``, ``fraction`` (mean of a boolean), or ``first_x`` (the
+  smallest value of column ``x`` at which the expression is true);
+- ``section``: where the statement comes from (the paper's section, figure or
+  table; "ours" for our own statements), optional, carried to ``evaluate``'s table;
+- ``compare``: ``within`` (``|measured - expected| <= tolerance``),
+  ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
+  (``measured >= expected - tolerance``);
+- ``precision``: optionally, the step the measured value is shown to (default: see
+  :mod:`galu.workflow.precision`), so that tables show only digits that reproduce across machines;
+- ``finding``: what we believe explains a failure. Numbers it quotes come from the run:
+  ``{name}`` is replaced by the quantity ``finding_values[name]`` (``source``, ``where``,
+  ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs.
+- ``alternative`` (optional): ``{label: ..., <measurement fields>}``, the same claim
+  measured another way, shown beside the verdict but never deciding it, e.g. the
+  test-selected numbers beside the validation-selected ones (``label: test-selected``,
+  ``pivot`` on ``test_error_test_selected``). Its fields override the claim's
+  ``where``, ``pivot``, ``expression``, ``reduce`` and ``x``.
+
+A claim whose CSV was not produced (its stage disabled, its data missing)
+or whose rows are absent is ``not_run`` with the reason: never a silent pass. A claim
+measured on a CSV whose provenance says ``data_substitute`` (e.g. made from the CIFAR-10
+reconstruction) says so in every table and caption.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from galu.workflow.precision import display_step, format_measured
+from galu.workflow.provenance import is_substitute
+from galu.workflow.scales import OutputRoot, judged_as, output_root
+from galu.workflow.stages import papers
+
+COMPARISONS = ("within", "at_most", "at_least")
+REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
+# A claim's paper: one the stages declare (galu/<paper>/stage.py).
+PAPERS = papers()
+REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
+MEASUREMENT = ("where", "pivot", "expression", "reduce", "x")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number a finding quotes, measured on this run's CSVs like a claim (``measure``)."""
+
+    source: str
+    expression: str
+    reduce: str
+    precision: float
+    where: str | None = None
+    x: str | None = None
+    pivot: tuple[tuple[str, ...], str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper."""
+
+    claim_id: str
+    paper: str
+    statement: str
+    figure: str
+    source: str
+    expression: str
+    reduce: str
+    expected: float
+    tolerance: float
+    compare: str = "within"
+    where: str | None = None
+    x: str | None = None
+    pivot: tuple[tuple[str, ...], str, str] | None = None
+    justification: str = ""
+    finding: str = ""
+    scales: tuple[str, ...] = field(default=("quick", "paper"))
+    precision: float | None = None
+    finding_values: tuple[tuple[str, Quantity], ...] = ()
+    alternative: Claim | None = None
+    alternative_label: str = ""
+    section: str = ""
+
+    def __post_init__(self) -> None:
+        bad = {
+            "paper": (self.paper, PAPERS),
+            "reduce": (self.reduce, REDUCTIONS),
+            "compare": (self.compare, COMPARISONS),
+        }
+        for key, (value, allowed) in bad.items():
+            if value not in allowed:
+                raise ValueError(
+                    f"claim {self.claim_id!r}: {key} {value!r} is not one of {', '.join(allowed)}"
+                )
+        if self.reduce in ("first_x", "last_x") and not self.x:
+            raise ValueError(
+                f"claim {self.claim_id!r}: reduce {self.reduce!r} needs the column 'x'"
+            )
+        if not self.tolerance >= 0:
+            raise ValueError(f"claim {self.claim_id!r}: tolerance must be >= 0")
+
+
+def _tolerance(value: Any, scale: str) -> tuple[float, tuple[str, ...] | None]:
+    """A tolerance is a number or a mapping scale -> number (seed spread differs by scale).
+
+    Returns the tolerance at ``scale`` and, for a mapping, the scales it covers: a claim is
+    only checked at a scale its tolerance is stated for (elsewhere it is ``not_run``).
+    """
+    if isinstance(value, Mapping):
+        return float(value.get(scale, 0.0)), tuple(value)
+    return float(value), None
+
+
+def _pivot(value: Any, claim_id: str) -> tuple[tuple[str, ...], str, str] | None:
+    if value is None:
+        return None
+    try:
+        index = value["index"]
+        return (
+            tuple([index] if isinstance(index, str) else index),
+            value["columns"],
+            value["values"],
+        )
+    except (KeyError, TypeError):
+        raise ValueError(f"claim {claim_id!r}: pivot needs index, columns and values") from None
+
+
+def _quantities(value: Any, claim_id: str) -> tuple[tuple[str, Quantity], ...]:
+    """``finding_values`` of a claim: name -> Quantity."""
+    quantities = []
+    for name, spec in (value or {}).items():
+        try:
+            quantities.append(
+                (
+                    str(name),
+                    Quantity(
+                        source=spec["source"],
+                        expression=spec["expression"],
+                        reduce=spec["reduce"],
+                        precision=float(spec["precision"]),
+                        where=spec.get("where"),
+                        x=spec.get("x"),
+                        pivot=_pivot(spec.get("pivot"), claim_id),
+                    ),
+                )
+            )
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"claim {claim_id!r}: finding value {name!r} needs source, expression, reduce"
+                " and precision"
+            ) from None
+    return tuple(quantities)
+
+
+def _alternative(entry: Mapping[str, Any], scale: str) -> tuple[Claim | None, str]:
+    """The claim measured the ``alternative`` way (its overrides applied), and its label."""
+    value = entry.get("alternative")
+    if value is None:
+        return None, ""
+    unknown = sorted(set(value) - {"label", *MEASUREMENT}) if isinstance(value, Mapping) else []
+    if not isinstance(value, Mapping) or "label" not in value or unknown:
+        raise ValueError(
+            f"claim {entry['id']!r}: alternative needs a label and may override only "
+            f"{', '.join(MEASUREMENT)}; got {value!r}"
+        )
+    overrides = {k: v for k, v in value.items() if k != "label"}
+    base = {k: v for k, v in entry.items() if k != "alternative"}
+    return _claim({**base, **overrides}, scale), str(value["label"])
+
+
+def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
+    missing = [k for k in REQUIRED if k not in entry]
+    if missing:
+        raise ValueError(f"claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+    tolerance, stated = _tolerance(entry.get("tolerance", 0.0), scale)
+    scales = tuple(entry.get("scales", stated or ("quick", "paper")))
+    alternative, label = _alternative(entry, scale)
+    return Claim(
+        claim_id=str(entry["id"]),
+        paper=entry["paper"],
+        statement=" ".join(str(entry["statement"]).split()),
+        figure=entry["figure"],
+        source=entry["source"],
+        expression=entry["expression"],
+        reduce=entry["reduce"],
+        expected=float(entry["expected"]),
+        tolerance=tolerance,
+        compare=entry.get("compare", "within"),
+        where=entry.get("where"),
+        x=entry.get("x"),
+        pivot=_pivot(entry.get("pivot"), entry["id"]),
+        justification=" ".join(str(entry.get("justification", "")).split()),
+        finding=" ".join(str(entry.get("finding", "")).split()),
+        scales=scales,
+        alternative=alternative,
+        alternative_label=label,
+        precision=float(entry["precision"]) if "precision" in entry else None,
+        finding_values=_quantities(entry.get("finding_values"), entry["id"]),
+        section=" ".join(str(entry.get("section", "")).split()),
+    )
+
+
+def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim]:
+    """Claims from the YAML list, with tolerances resolved for ``scale``; ids must be unique."""
+    claims = [_claim(entry, scale) for entry in entries]
+    for c in claims:
+        named = set(re.findall(r"\{(\w+)\}", c.finding))
+        declared = {name for name, _ in c.finding_values}
+        if named != declared:
+            raise ValueError(
+                f"claim {c.claim_id!r}: the finding's placeholders {sorted(named)} and its"
+                f" finding_values {sorted(declared)} differ"
+            )
+    ids = [c.claim_id for c in claims]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate claim ids: {', '.join(duplicates)}")
+    return claims
+
+
+def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
+    """The claim's (or quantity's) measured value on ``table``; None when no rows match."""
+    rows = table.query(claim.where) if claim.where else table
+    if rows.empty:
+        return None
+    if claim.pivot:
+        index, columns, values = claim.pivot
+        rows = rows.pivot_table(index=list(index), columns=columns, values=values, aggfunc="mean")
+        rows = rows.reset_index()
+        rows.columns = [str(c) for c in rows.columns]
+    values = pd.Series(rows.eval(claim.expression), index=rows.index)
+    if claim.reduce == "count":
+        return float(values.sum()) if values.dtype == bool else float(len(values))
+    if claim.reduce == "fraction":
+        return float(values.astype(bool).mean())
+    if claim.reduce == "first_x":
+        hits = rows.loc[values.astype(bool), claim.x]
+        return float(hits.min()) if len(hits) else math.inf
+    if claim.reduce == "last_x":
+        return float(values.loc[rows[claim.x].idxmax()])
+    return float(getattr(np, claim.reduce)(values.to_numpy(dtype=float)))
+
+
+def verdict(claim: Claim, measured: float) -> str:
+    """``pass`` or ``fail`` of a measured value (NaN always fails)."""
+    if math.isnan(measured):
+        return "fail"
+    if claim.compare == "within":
+        ok = abs(measured - claim.expected) <= claim.tolerance
+    elif claim.compare == "at_most":
+        ok = measured <= claim.expected + claim.tolerance
+    else:
+        ok = measured >= claim.expected - claim.tolerance
+    return "pass" if ok else "fail"
+
+
+def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataFrame]) -> str:
+    """The claim's finding with each ``{name}`` replaced by that quantity on this run's CSVs
+    (``?`` with the reason when its CSV or rows are missing)."""
+    values = {}
+    for name, quantity in claim.finding_values:
+        path = root / quantity.source
+        if not path.is_file():
+            values[name] = f"? ({quantity.source} was not produced)"
+            continue
+        if quantity.source not in tables:
+            tables[quantity.source] = pd.read_csv(path)
+        value = measure(quantity, tables[quantity.source])
+        values[name] = (
+            "? (no rows)" if value is None else format_measured(value, quantity.precision)
+        )
+    return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], claim.finding)
+
+
+def _mark_reduced(row: dict[str, Any], scale: str, reduction: str) -> None:
+    """A claim measured on a run that reduced what it depends on: ``not_run``, with the
+    reduction and the reduced run's value in the reason (not a verdict on the paper)."""
+    value = format_measured(row["measured"], row["precision"])
+    row.update(
+        verdict="not_run",
+        measured=math.nan,
+        finding="",
+        reason=(
+            f"its stage could not run at the paper's settings at the {scale} scale"
+            f" ({reduction.rstrip('.')}); the reduced run measured {value}"
+        ),
+    )
+
+
+def source_stage(source: str) -> str:
+    """The stage whose rules make contract table ``source`` (``results/<stage>/...``)."""
+    return PurePosixPath(source).parts[1]
+
+
+def evaluate(
+    claims: Iterable[Claim],
+    root: str | Path | OutputRoot,
+    scale: str,
+    reduced: Mapping[str, str] | None = None,
+    stages: Collection[str] | None = None,
+) -> pd.DataFrame:
+    """One row per claim: the ``results/claims.csv`` contract of docs/design.md, plus reasons.
+
+    ``root``: the run's outputs (a folder is a quick run's checkout; see galu.workflow.scales).
+    ``claims`` are parsed for the scale the run is judged as
+    (:func:`galu.workflow.scales.judged_as`). ``reduced``: claim id -> what the run reduced from the
+    paper's settings that the claim depends on (the config's ``reductions``); such a claim is
+    ``not_run`` with that reason and the value measured on the reduced run, never a verdict on the
+    paper's claim. ``stages``: the stages the run made (the config's ``stages``; None: all). A claim
+    of another stage is ``not_run`` even when its table lies in the checkout (e.g. put back by
+    ``galu resume``): it is not an input of this run's claims job."""
+    root = output_root(root)
+    reduced = dict(reduced or {})
+    checked = judged_as(scale)
+    tables: dict[str, pd.DataFrame] = {}
+    rows = []
+    for claim in claims:
+        row = {
+            "claim_id": claim.claim_id,
+            "paper": claim.paper,
+            "statement": claim.statement,
+            "expected": claim.expected,
+            "measured": math.nan,
+            "tolerance": claim.tolerance,
+            "verdict": "not_run",
+            "compare": claim.compare,
+            "reason": "",
+            "finding": "",
+            "figure": claim.figure,
+            "source": claim.source,
+            "scale": scale,
+            "data_substitute": False,
+            "precision": claim.precision or math.nan,
+            "alternative": claim.alternative_label,
+            "measured_alternative": math.nan,
+            "section": claim.section,
+        }
+        path = root / claim.source
+        if checked not in claim.scales:
+            row["reason"] = f"checked only at the {', '.join(claim.scales)} scale"
+        elif stages is not None and source_stage(claim.source) not in stages:
+            row["reason"] = (
+                f"the {source_stage(claim.source)} stage is not among this run's stages"
+                f" ({', '.join(stages)}; config key `stages`)"
+            )
+        elif not path.is_file():
+            row["reason"] = f"{claim.source} was not produced (stage disabled or its data missing)"
+        else:
+            if claim.source not in tables:
+                tables[claim.source] = pd.read_csv(path)
+            row["data_substitute"] = is_substitute(path)
+            try:
+                value = measure(claim, tables[claim.source])
+                missing = None
+            except (KeyError, NameError) as error:  # a model or column this run did not make
+                value, missing = None, error
+            if missing is not None:
+                row["reason"] = (
+                    f"{claim.source} of this configuration lacks what the claim reads ({missing})"
+                )
+            elif value is None:
+                row["reason"] = f"no rows of {claim.source} match {claim.where!r}"
+            else:
+                row["measured"] = value
+                row["precision"] = display_step(
+                    claim.expected, claim.tolerance, value, claim.precision
+                )
+                row["verdict"] = verdict(claim, value)
+                if claim.alternative is not None:
+                    other = measure(claim.alternative, tables[claim.source])
+                    row["measured_alternative"] = math.nan if other is None else other
+                row["reason"] = claim.justification
+                if row["verdict"] == "fail":
+                    row["finding"] = _finding_from_run(claim, root, tables)
+                if claim.claim_id in reduced:
+                    _mark_reduced(row, scale, reduced[claim.claim_id])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reduced_claims(
+    reductions: Iterable[Mapping[str, Any]], claim_ids: Iterable[str]
+) -> dict[str, str]:
+    """Claim id -> the text of the config ``reductions`` entry that names it. Raises
+    ValueError naming an id that is no claim of workflow/claims.yaml."""
+    known = set(claim_ids)
+    reduced = {}
+    for entry in reductions:
+        for claim_id in entry.get("claims", []):
+            if claim_id not in known:
+                raise ValueError(
+                    f"reductions: {claim_id!r} is not a claim id of workflow/claims.yaml;"
+                    " name the claims the reduction affects by their id"
+                )
+            reduced[claim_id] = str(entry["text"])
+    return reduced

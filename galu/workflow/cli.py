@@ -1,0 +1,620 @@
+"""The ``galu`` command: ``audit`` outputs against their provenance, check the ``readme``."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from galu import __version__
+from galu.atomic import atomic_write_bytes
+from galu.workflow.audit import (
+    DEFAULT_FOLDERS,
+    STALE,
+    audit_tree,
+    commits,
+    count_outputs,
+    equivalent_outputs,
+    published_notes,
+    published_problems,
+    rebuild_command,
+    stale_published_text,
+    substitutes,
+    uncoded,
+)
+from galu.workflow.equivalence import LEDGER
+from galu.workflow.lineage import explain
+from galu.workflow.provenance import git_state
+from galu.workflow.publish import PAPER_MARKERS, paper_section, publication_scale
+from galu.workflow.readme_sections import (
+    QUICK_MARKERS,
+    describe_differences,
+    readme_differences,
+    readme_with_section,
+)
+
+
+class UsageError(Exception):
+    """A command line that cannot work as given: exit 2 with the message, no traceback."""
+
+
+def _checkout(root: str | Path) -> Path:
+    """``root`` as a galu checkout (it has ``config/config.yaml``), or a UsageError."""
+    root = Path(root)
+    if not (root / "config/config.yaml").is_file():
+        raise UsageError(
+            f"{root.resolve()} is not a galu checkout (no config/config.yaml): run galu from"
+            " the repository root, or pass --root PATH"
+        )
+    return root
+
+
+def _read(path: str | Path, what: str, fix: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise UsageError(f"cannot read {what} {path}: {error.strerror}; {fix}") from None
+
+
+def _explain(args: argparse.Namespace) -> int:
+    root = Path(args.root)
+    target = Path(args.explain)
+    if target.is_absolute():
+        try:
+            target = target.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise UsageError(
+                f"{args.explain} is outside the audited tree {root.resolve()}; give a path"
+                " inside it (e.g. figures/...), or --root its checkout"
+            ) from None
+    if not (root / target).is_file():
+        raise UsageError(f"{target} does not exist under {root.resolve()}: nothing to explain")
+    node = explain(target, root)
+    print("\n".join(node.lines()))
+    findings = node.findings()
+    print(f"galu audit --explain: {len(findings)} problem(s) in the chain of {target}.")
+    if findings:
+        print(f"To rebuild the chain from where it broke: {rebuild_command(findings)}")
+    return 1 if findings else 0
+
+
+def _commit_notes(args: argparse.Namespace, without_code: set[str]) -> list[str]:
+    """Outputs their commit does not vouch for: made from a modified tree, or made on another
+    commit than the checkout's without a code closure to judge them by. (An output that
+    records its closure is current when its closure is, whatever commit made it:
+    ``galu.workflow.audit.code_problem``. A published run is judged by ``published_notes``.)"""
+    head = git_state().get("commit")
+    notes = []
+    for commit, paths in sorted(commits(args.root, args.folders).items()):
+        paths = [p for p in paths if publication_scale(p) is None]
+        if commit.endswith("+dirty") and paths:
+            notes.append(
+                f"{len(paths)} output(s) made from uncommitted changes on commit"
+                f" {commit.removesuffix('+dirty')}, e.g. {paths[0]}"
+            )
+            continue
+        old = [p for p in paths if p in without_code]
+        if old and (head is None or commit != head):
+            notes.append(f"{len(old)} output(s) made on commit {commit}, e.g. {old[0]}")
+    return notes
+
+
+def _print_equivalences(args: argparse.Namespace) -> None:
+    """Outputs current only by a recorded number-neutral change: the evidence, once each."""
+    found = equivalent_outputs(args.root, args.folders)
+    if not found:
+        return
+    steps = dict.fromkeys(step for chain in found.values() for step in chain)
+    print(
+        f"NOTE {len(found)} output(s) were made by earlier code that {LEDGER} records as"
+        f" number-neutral (e.g. {next(iter(found))}); the evidence:"
+    )
+    for step in steps:
+        print(f"  {step.evidence()}")
+
+
+def _audit_scope(args: argparse.Namespace) -> None:
+    """A root that exists, and folders given by hand that exist under it (a misspelt folder
+    would otherwise be audited as empty, and pass)."""
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root} is not a folder; give the checkout to audit")
+    if list(args.folders) != list(DEFAULT_FOLDERS):
+        missing = [f for f in args.folders if not (root / f).is_dir()]
+        if missing:
+            raise UsageError(
+                f"no folder {', '.join(missing)} under {root.resolve()}; the workflow writes"
+                f" {', '.join(DEFAULT_FOLDERS)}"
+            )
+
+
+def _audit(args: argparse.Namespace) -> int:
+    _audit_scope(args)
+    if args.explain:
+        return _explain(args)
+    if count_outputs(args.root, args.folders) == 0:
+        print(
+            f"galu audit: nothing to check: no output under {', '.join(args.folders)} in"
+            f" {Path(args.root).resolve()}. Run the workflow first (snakemake --cores 2), or"
+            " pass --root the checkout that holds the results."
+        )
+        return 1
+    findings = audit_tree(args.root, args.folders)
+    for finding in findings:
+        print(f"PROBLEM {finding}")
+    without_code = uncoded(args.root, args.folders)
+    notes = _commit_notes(args, set(without_code))
+    # A published run's outputs are judged by published_notes below.
+    old = [p for p in without_code if publication_scale(p) is None]
+    if old:
+        notes.append(
+            f"{len(old)} output(s) record no code closure (made before galu recorded it), "
+            f"e.g. {old[0]}"
+        )
+    notes += published_notes(args.root, args.folders)
+    for note in notes:
+        print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
+    _print_equivalences(args)
+    head = git_state().get("commit")
+    if notes and head:
+        print(f"NOTE the checkout is at commit {head}")
+    problems = len(findings) + (len(notes) if args.strict else 0)
+    checked = count_outputs(args.root, args.folders)
+    flagged = substitutes(args.root, args.folders)
+    if flagged:
+        print(
+            f"NOTE {len(flagged)} output(s) descend from substitute data (data_substitute in"
+            f" their sidecars; e.g. {flagged[0]}): a non-official dataset copy, see README,"
+            " Datasets."
+        )
+    if problems:
+        stale = sum(1 for f in findings if f.problem.startswith(STALE))
+        print(
+            f"galu audit: {problems} problem(s) in {checked} output(s) under "
+            f"{', '.join(args.folders)} ({stale} stale: made with code that changed since). "
+            "An output edited by hand has no trustworthy provenance; `galu audit --explain "
+            "FILE` shows its chain."
+        )
+        if findings:
+            print(f"To rebuild them and what depends on them: {rebuild_command(findings)}")
+        elif old:
+            print(f"To rebuild them: snakemake --cores all --forcerun {' '.join(old)}")
+        return 1
+    print(f"galu audit: {checked} output(s) consistent with their provenance sidecars.")
+    return 0
+
+
+def _readme(args: argparse.Namespace) -> int:
+    """Both generated sections of the README: the quick verdict (from ``--claims``) and
+    "What reproduces at the paper level" (from ``published/``)."""
+    readme = _read(args.readme, "the README", "run galu from the repository root or pass --readme")
+    quick = _read(
+        args.claims, "the generated claims table", "run the workflow first (snakemake --cores 2)"
+    )
+    sections = [
+        (QUICK_MARKERS, quick, args.claims),
+        (PAPER_MARKERS, paper_section(Path(args.readme).parent), "published/"),
+    ]
+    for markers, _, _ in sections:
+        if markers[0] not in readme or markers[1] not in readme:
+            raise UsageError(f"{args.readme} lacks the markers {markers[0]} and {markers[1]}")
+    status = 0
+    for markers, section, source in sections:
+        status = max(status, _readme_section(args, markers, section, source))
+    return status
+
+
+def _readme_section(
+    args: argparse.Namespace, markers: tuple[str, str], section: str, source: str
+) -> int:
+    """Check (or with --update rewrite) the README section between ``markers``."""
+    readme = Path(args.readme).read_text()
+    differences = readme_differences(readme, section, markers)
+    exact = readme_with_section(readme, section, markers) == readme
+    if args.update and not exact:  # asked to: take the run's section, digits included
+        atomic_write_bytes(args.readme, readme_with_section(readme, section, markers).encode())
+        print(f"updated the section of {args.readme} generated from {source}.")
+        return 0
+    if not differences:
+        print(
+            f"{args.readme} is current with {source}"
+            + ("." if exact else " at the precision shown (numbers within one unit of their"
+               " last digit).")
+        )  # fmt: skip
+        return 0
+    print(
+        f"{args.readme} differs from {source} in {len(differences)} line(s):\n"
+        f"{describe_differences(differences)}\nRun `galu readme --update` to take the run's."
+    )
+    return 1
+
+
+def _equivalence(args: argparse.Namespace) -> int:
+    from galu.workflow.equivalence import LedgerError
+    from galu.workflow.equivalence_check import DEFAULT_SCALES, EquivalenceError, check
+
+    root = _checkout(args.root)
+    try:
+        outcome = check(
+            root, args.base, args.scales or DEFAULT_SCALES, args.cores, stages=args.stages
+        )
+    except (EquivalenceError, LedgerError) as error:
+        raise UsageError(str(error)) from None
+    if outcome.different:
+        print(
+            f"galu equivalence: {len(outcome.different)} output(s) differ, so the change is"
+            " not number-neutral and nothing was recorded; their jobs rerun as usual:"
+        )
+        print("\n".join(f"  {path}" for path in outcome.different))
+        return 1
+    untested = [c.script for c in outcome.changes if not outcome.compared.get(c.script)]
+    for step in outcome.recorded:
+        print(f"recorded {step.evidence()}")
+    if untested:
+        print(f"not recorded (no output at the scales run, so no evidence): {', '.join(untested)}")
+    if outcome.recorded:
+        print(f"galu equivalence: commit {LEDGER} with the code it vouches for.")
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from galu.workflow.publish import (
+        QUICK_REFUSAL,
+        PublishError,
+        commits_text,
+        publish,
+        this_machine,
+    )
+    from galu.workflow.scales import QUICK
+
+    root = _checkout(".")
+    if args.scale == QUICK:
+        raise UsageError(QUICK_REFUSAL)
+    configfiles = args.configfile or default_configfiles(args.scale)
+    missing = [c for c in configfiles if not (root / c).is_file()]
+    if missing:
+        raise UsageError(
+            f"no configuration file {', '.join(missing)}; name the run's with --configfile"
+        )
+    try:
+        manifest = publish(
+            args.scale,
+            configfiles=configfiles,
+            machine=args.machine or this_machine(),
+            allow_dirty=args.allow_dirty,
+        )
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    print(
+        f"published {len(manifest['files'])} table(s) of the {args.scale} run"
+        f" ({commits_text(manifest).replace('`', '')}, wall time"
+        f" {manifest['wall_hours']:.1f} h) to"
+        f" published/{args.scale}/"
+        + (
+            f"; left out as too large: {', '.join(manifest['left_out'])}"
+            if manifest["left_out"]
+            else ""
+        )
+        + ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
+        " 'What reproduces at the paper level'; `galu resume` continues the run elsewhere."
+    )
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from galu.workflow.resume import ResumeError, resume
+
+    try:
+        done = resume(args.scale, _checkout(args.root))
+    except ResumeError as error:
+        raise UsageError(str(error)) from None
+    configfiles = " ".join(args.configfile or default_configfiles(args.scale))
+    print(
+        f"{len(done.restored)} file(s) of the published {args.scale} run put back"
+        f" ({len(done.present)} already there), {done.records} Snakemake record(s) and"
+        f" {done.benchmarks} benchmark table(s) written. Snakemake reruns only what changed"
+        f" since: `galu run --configfile {configfiles}`."
+    )
+    if done.missing_data:
+        print(
+            f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
+            " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
+        )
+    stale, _ = published_problems(args.root, [f"published/{args.scale}"])
+    if stale:
+        print(
+            f"Will rerun: {stale_published_text(stale[args.scale])}; no"
+            f" number-neutral evidence in {LEDGER}"
+            " covers the change (`galu equivalence --base <commit>` records it when it holds);"
+            " what reads them; the figures, which are not published; and any job whose"
+            " parameters differ from the run's (`snakemake -n` gives each reason)."
+        )
+    else:
+        print(
+            "Will rerun: the figures, which are not published, and any job whose parameters"
+            " differ from the run's; no table for its code (every published table's code is"
+            " this checkout's, or recorded as equivalent to it)."
+        )
+    return 0
+
+
+def default_configfiles(scale: str) -> list[str]:
+    """The configuration files of a run of ``scale``: config/paper.yaml, and the scale's own
+    overlay over it when there is one (config/paper-cpu.yaml)."""
+    return ["config/paper.yaml"] + ([f"config/{scale}.yaml"] if scale != "paper" else [])
+
+
+def _dvc(args: argparse.Namespace) -> int:
+    from galu.workflow.dvcstages import differences, read_deps, rewrite, wanted_deps
+
+    path = Path(args.root) / "dvc.yaml"
+    text = path.read_text()
+    written = read_deps(text)
+    wanted = wanted_deps(Path(args.root), written)
+    if args.update:
+        updated = rewrite(text, wanted)
+        if updated != text:
+            atomic_write_bytes(path, updated.encode())
+        print(f"{path}: deps of {len(wanted)} stage(s) generated from the code closures.")
+        return 0
+    lines = differences(written, wanted)
+    for line in lines:
+        print(f"PROBLEM {line}")
+    if lines:
+        print(f"{path} is out of date with the rules' code closures; run `galu dvc --update`.")
+        return 1
+    print(f"{path}: the deps of {len(wanted)} stage(s) match the rules' code closures.")
+    return 0
+
+
+def _site_config(root: Path) -> dict:
+    """config/config.yaml with config/local.yaml merged over it, as the Snakefile does, and
+    validated like the workflow's (a ConfigError names every bad key)."""
+    from galu.workflow.config import load_yaml, read_site_file, validate_files
+
+    config = load_yaml(root / "config/config.yaml")
+    local = root / "config/local.yaml"
+    for key, value in read_site_file(local).items() if local.is_file() else ():
+        both = isinstance(value, dict) and isinstance(config.get(key), dict)
+        config[key] = {**config[key], **value} if both else value
+    validate_files(config, root / "workflow/schemas/config.schema.yaml", check_cuda=False)
+    return config
+
+
+def _data(args: argparse.Namespace) -> int:
+    from galu.workflow.data import DataError, DataSettings, dataset_names, fetch, prepare
+
+    root = _checkout(args.root)
+    unknown = [name for name in args.datasets if name not in dataset_names()]
+    if unknown:
+        raise UsageError(
+            f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(dataset_names())}"
+        )
+    settings = DataSettings.from_config(_site_config(root)["data"])
+    try:
+        for name in args.datasets:
+            report = fetch(name, root / "data/raw", settings)
+            print(f"{name}: {len(report.files)} raw file(s) verified in data/raw/{name}/")
+            if args.action == "prepare":
+                done = prepare(
+                    name, root / "data/raw", root / "data/processed", settings.substitutes
+                )
+                print(f"{name}: wrote {done.path}")
+    except (DataError, ValueError) as error:
+        print(f"galu data: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from galu.workflow.costs import CONSTANTS, CostModel
+    from galu.workflow.plan import (
+        format_problems,
+        machine_memory_gb,
+        make_plan,
+        problems,
+        speed_line,
+        table,
+    )
+    from galu.workflow.runconfig import run_config
+
+    root = _checkout(args.root)
+    for name in ("cores", "gpus"):
+        if getattr(args, name) < (1 if name == "cores" else 0):
+            raise UsageError(f"--{name} must be at least {1 if name == 'cores' else 0}")
+    if args.mem_gb is not None and args.mem_gb <= 0:
+        raise UsageError("--mem-gb must be positive, e.g. --mem-gb 16")
+    if not args.speed > 0:
+        raise UsageError("--speed must be positive, e.g. --speed 1.2 for cores 1.2x as fast")
+    config = run_config(root, args.configfile, args.config)
+    model = CostModel.load(root / CONSTANTS)
+    plan = make_plan(config, model, args.cores, args.gpus, args.speed)
+    files = " ".join(args.configfile) or "config/config.yaml"
+    print(f"plan for scale {config['scale']!r} ({files}):")
+    print(speed_line(model, args.speed))
+    print("\n".join(table(plan)))
+    mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
+    errors, warnings = problems(plan, mem_gb)
+    for line in format_problems(errors, warnings):
+        print(line)
+    return 1 if errors else 0
+
+
+def plain_text(doc: str) -> str:
+    """A docstring as ``--help`` shows it: reStructuredText literals and roles (double
+    backquotes, ``:func:``) become plain words."""
+    return re.sub(r"(?::\w+:)?`+([^`]+)`+", r"\1", doc).strip()
+
+
+def _plots(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from galu.workflow.dvcplots import show
+
+    root = _checkout(args.root)
+    try:
+        page = show(root, args.output)
+    except subprocess.CalledProcessError as error:
+        print(f"galu plots: dvc plots show failed:\n{error.stderr.strip()}", file=sys.stderr)
+        return 1
+    print(f"wrote {page} (offline: the Vega libraries are inlined); open it in a browser.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="galu", description=plain_text(__doc__ or ""))
+    parser.add_argument("--version", action="version", version=f"galu {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    audit = sub.add_parser("audit", help="check every output against its provenance sidecar")
+    audit.add_argument("--root", default=".", help="repository root (default: .)")
+    audit.add_argument(
+        "--folders",
+        nargs="+",
+        default=list(DEFAULT_FOLDERS),
+        help=f"folders to audit, relative to the root (default: {' '.join(DEFAULT_FOLDERS)})",
+    )
+    audit.add_argument(
+        "--explain",
+        metavar="FILE",
+        help="print the provenance chain of one output, down to the raw archives",
+    )
+    audit.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail when outputs were made on another commit or from a modified tree",
+    )
+    audit.set_defaults(func=_audit)
+    data = sub.add_parser("data", help="fetch (and prepare) datasets outside the workflow")
+    data.add_argument(
+        "action", choices=("fetch", "prepare"), help="fetch raw files, or also convert"
+    )
+    data.add_argument("datasets", nargs="+", help="mnist, fashion_mnist, cifar10")
+    data.add_argument("--root", default=".", help="repository root (default: .)")
+    data.set_defaults(func=_data)
+    dvc = sub.add_parser(
+        "dvc", help="check (or --update) dvc.yaml's stage deps against the code closures"
+    )
+    dvc.add_argument("--root", default=".", help="repository root (default: .)")
+    dvc.add_argument("--update", action="store_true", help="rewrite the deps in place")
+    dvc.set_defaults(func=_dvc)
+    plots = sub.add_parser("plots", help="dvc plots show, working offline (no CDN)")
+    plots.add_argument("--root", default=".", help="repository root (default: .)")
+    plots.add_argument("--output", default="dvc_plots", help="folder of the page (git-ignored)")
+    plots.set_defaults(func=_plots)
+    publish = sub.add_parser(
+        "publish", help="copy a finished run's result tables to published/<scale>/"
+    )
+    publish.add_argument("--scale", required=True, help="the run's scale, e.g. paper-cpu")
+    publish.add_argument(
+        "--configfile",
+        nargs="+",
+        help="the run's configuration files (default: config/paper.yaml config/<scale>.yaml)",
+    )
+    publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
+    publish.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="publish although the checkout or the run's jobs had uncommitted changes (the"
+        " publication says so)",
+    )
+    publish.set_defaults(func=_publish)
+    equivalence = sub.add_parser(
+        "equivalence",
+        help="run the rules whose code changed since --base at both commits and, when every"
+        " output is byte-identical, record the change as number-neutral",
+    )
+    equivalence.add_argument(
+        "--base", required=True, help="the commit whose outputs should stay current"
+    )
+    equivalence.add_argument(
+        "--scale", action="append", dest="scales", metavar="NAME",
+        help="a configuration to run (tiny, paper-smoke; repeat it; default: both)",
+    )  # fmt: skip
+    equivalence.add_argument(
+        "--stage", action="append", dest="stages", metavar="NAME",
+        help="run only this stage (repeat it; default: the configuration's stages)",
+    )  # fmt: skip
+    equivalence.add_argument("--cores", type=int, default=2, help="cores per run (default: 2)")
+    equivalence.add_argument("--root", default=".", help="repository root (default: .)")
+    equivalence.set_defaults(func=_equivalence)
+    resume = sub.add_parser(
+        "resume", help="put a published run back into results/<scale>/ to continue it"
+    )
+    resume.add_argument("--scale", required=True, help="the published run's scale")
+    resume.add_argument("--root", default=".", help="repository root (default: .)")
+    resume.add_argument(
+        "--configfile", nargs="+", help="the run's configuration files (for the next command)"
+    )
+    resume.set_defaults(func=_resume)
+    plan = sub.add_parser(
+        "plan", help="predict a configuration's cost per stage and rule before running it"
+    )
+    plan.add_argument("--root", default=".", help="repository root (default: .)")
+    plan.add_argument(
+        "--configfile", nargs="*", default=[], metavar="FILE",
+        help="overlays merged over config/config.yaml, as for snakemake (e.g. config/paper.yaml)",
+    )  # fmt: skip
+    plan.add_argument(
+        "--config", nargs="*", default=[], metavar="KEY=VALUE",
+        help="overrides, as for snakemake (e.g. device=cpu)",
+    )  # fmt: skip
+    plan.add_argument("--cores", type=int, default=2, help="CPU cores to run on (default: 2)")
+    plan.add_argument("--gpus", type=int, default=0, help="GPUs to run on (default: 0)")
+    plan.add_argument(
+        "--speed", type=float, default=1.0, metavar="FACTOR",
+        help="how many times faster this machine's cores are than the reference machine's"
+        " (default: 1). The plan prints the factors fitted for the machines measured so far;"
+        " `python workflow/costs/fit.py --add RUN_DIR --run NAME --machine NAME` fits yours"
+        " from a finished run's benchmarks (e.g. the quick run's)",
+    )  # fmt: skip
+    plan.add_argument(
+        "--mem-gb", type=float, default=None,
+        help="memory of the machine in GB (default: this machine's)",
+    )  # fmt: skip
+    plan.set_defaults(func=_plan)
+    readme = sub.add_parser(
+        "readme", help="compare (or --update) README's generated claims sections"
+    )
+    readme.add_argument("--claims", default="results/claims.md", help="the generated table")
+    readme.add_argument("--readme", default="README.md", help="the README to check")
+    readme.add_argument("--update", action="store_true", help="rewrite the section in place")
+    readme.set_defaults(func=_readme)
+    # Listed for --help only: main() hands everything after `run` to Snakemake untouched.
+    sub.add_parser(
+        "run",
+        help="snakemake with its command line checked first (--config KEY=VALUE entries,"
+        " --configfile files), e.g. galu run --cores 2",
+        add_help=False,
+    )
+    return parser
+
+
+def _run(snakemake_args: list[str]) -> int:
+    from galu.workflow.snakemake_args import run
+
+    run(snakemake_args)  # replaces this process with Snakemake; returns only by raising
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand. Usage and configuration errors exit 2 with one message naming the
+    problem and the fix (argparse's own errors too); a finding exits 1."""
+    from galu.workflow.config import ConfigError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:
+        command, call = "run", lambda: _run(argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
+        command, call = args.command, lambda: args.func(args)
+    try:
+        return call()
+    except (UsageError, ConfigError) as error:
+        print(f"galu {command}: {error}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Number-neutral code changes: code closures shown to make the same bytes as earlier ones.
+
+Every output depends on its job's code closure (:mod:`galu.workflow.closure`): the closure's hash is
+the rule's ``code`` param, so Snakemake reruns a job whose code changed, and ``galu audit``
+names its outputs as stale. A refactor that changes no number would condemn hours of
+finished work to rerun. When ``galu equivalence`` (:mod:`galu.workflow.equivalence_check`) has run
+the affected rules before and after a change and found every output byte-identical, it
+records that here, in :data:`LEDGER` (committed with the code): the newer closure is *the
+same as* the earlier one. From then on both share one canonical hash, the earliest of the
+chain, which is what the workflow gives Snakemake and what the audit compares; the sidecars
+keep the closure that actually ran.
+
+The evidence covers the code paths the checked scales take (the tiny and the paper-smoke
+configurations); a path only a full paper-scale run reaches is covered only as far as the
+smoke exercises it. A change that alters any output gets no entry, so exactly the outputs
+that depend on it stay stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from galu.atomic import atomic_write_bytes
+
+LEDGER = "workflow/code-equivalence.yaml"
+_HEADER = """\
+# Code closures shown to make byte-identical outputs to earlier ones (galu/workflow/equivalence.py).
+# Written by `galu equivalence --base <commit>`, which runs the rules whose closure changed at
+# both commits and compares every output they make; commit it with the code it vouches for.
+# closure: the newer closure's sha256; same_as: the earlier one's; baseline / checked: the
+# commits of the earlier and the newer code; scales: the configurations run; outputs: the
+# files compared (all identical); changed: the closure's files that differ.
+"""
+_FIELDS = ("script", "closure", "same_as", "baseline", "checked", "scales", "outputs", "changed")
+
+
+class LedgerError(ValueError):
+    """The ledger file cannot be read (YAML error, missing field, a cycle)."""
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """One recorded number-neutral change of one script's closure."""
+
+    script: str
+    closure: str
+    same_as: str
+    baseline: str
+    checked: str
+    scales: tuple[str, ...]
+    outputs: int
+    changed: tuple[str, ...]
+
+    def evidence(self) -> str:
+        """One line for the audit: what was compared, where."""
+        return (
+            f"{self.script}: {self.outputs} output(s) byte-identical at"
+            f" {', '.join(self.scales)} between {self.baseline[:12]} and {self.checked[:12]}"
+        )
+
+
+def _entry(raw: Any, where: str) -> Equivalence:
+    if not isinstance(raw, dict) or set(raw) != set(_FIELDS):
+        raise LedgerError(f"{where}: an entry needs exactly the fields {', '.join(_FIELDS)}")
+    return Equivalence(
+        script=str(raw["script"]),
+        closure=str(raw["closure"]),
+        same_as=str(raw["same_as"]),
+        baseline=str(raw["baseline"]),
+        checked=str(raw["checked"]),
+        scales=tuple(raw["scales"]),
+        outputs=int(raw["outputs"]),
+        changed=tuple(raw["changed"]),
+    )
+
+
+class Ledger:
+    """The recorded equivalences, keyed by the newer closure's hash."""
+
+    def __init__(self, entries: Iterable[Equivalence] = ()):
+        self.entries: dict[str, Equivalence] = {}
+        self.add(entries)
+
+    @classmethod
+    def load(cls, root: str | Path = ".") -> Ledger:
+        """The ledger of the checkout at ``root`` (empty when there is none)."""
+        path = Path(root) / LEDGER
+        if not path.is_file():
+            return cls()
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise LedgerError(f"{LEDGER} is not valid YAML: {error}") from error
+        items = raw.get("equivalences") if isinstance(raw, dict) else None
+        if not isinstance(items, list):
+            raise LedgerError(f"{LEDGER} must hold a list under `equivalences:`")
+        return cls(_entry(item, f"{LEDGER}, entry {i + 1}") for i, item in enumerate(items))
+
+    def chain(self, sha: str) -> list[Equivalence]:
+        """The recorded steps from closure ``sha`` back to its canonical (earliest) one."""
+        steps: list[Equivalence] = []
+        seen = {sha}
+        while sha in self.entries:
+            step = self.entries[sha]
+            steps.append(step)
+            sha = step.same_as
+            if sha in seen:
+                raise LedgerError(f"{LEDGER} has a cycle through closure {sha[:12]}")
+            seen.add(sha)
+        return steps
+
+    def canonical(self, sha: str) -> str:
+        """The earliest closure ``sha`` is recorded to be equivalent to (itself if none)."""
+        steps = self.chain(sha)
+        return steps[-1].same_as if steps else sha
+
+    def evidence(self, recorded: str, current: str) -> list[Equivalence] | None:
+        """The steps that make closure ``current`` equivalent to ``recorded`` (an output's
+        code): [] when they are the same, None when they are not equivalent."""
+        if recorded == current:
+            return []
+        if self.canonical(recorded) != self.canonical(current):
+            return None
+        older = {step.closure for step in self.chain(recorded)} | {recorded}
+        return [step for step in self.chain(current) if step.closure not in older]
+
+    def save(self, root: str | Path = ".") -> None:
+        """Write the ledger (atomically), entries in the order they were recorded."""
+        body = {"equivalences": [_plain(e) for e in self.entries.values()]}
+        text = _HEADER + yaml.safe_dump(body, sort_keys=False, width=100)
+        atomic_write_bytes(Path(root) / LEDGER, text.encode())
+
+    def add(self, entries: Iterable[Equivalence]) -> None:
+        """Record ``entries`` (a newer entry for the same closure replaces the older one)."""
+        for entry in entries:
+            self.entries[entry.closure] = entry
+        for sha in self.entries:
+            self.chain(sha)  # raises on a cycle
+
+
+def _plain(entry: Equivalence) -> dict[str, Any]:
+    plain = asdict(entry)
+    plain["scales"] = list(entry.scales)
+    plain["changed"] = list(entry.changed)
+    return plain

@@ -1,0 +1,271 @@
+"""``galu equivalence --base <commit>``: show that a code change changes no output, and record it.
+
+The evidence is mechanical (galu/workflow/equivalence.py says what it vouches for):
+
+1. both commits are exported (``git archive``) into scratch folders, with this checkout's
+   site settings (``config/local.yaml``: data mirrors, substitutes), and every script's code
+   closure is computed in each; the scripts whose closure differs are the change;
+2. in each folder the whole workflow runs from nothing at every checked scale (the tiny and
+   the paper-smoke configurations by default, the head commit's files in both folders, so
+   that only the code differs): no output is copied from anywhere;
+3. every output whose sidecar names a changed script is compared byte for byte between the
+   two folders (the sidecars themselves hold times and commits, and are left out).
+
+When every compared output is identical, each changed closure is recorded as the same as
+its base closure in :data:`galu.workflow.equivalence.LEDGER`; otherwise nothing is recorded and the
+differing files are named. Its cost is two runs of each scale (minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from galu.workflow.closure import CodeScanner, changed_files, code_label
+from galu.workflow.equivalence import LEDGER, Equivalence, Ledger
+from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file
+from galu.workflow.stages import PLOT_SCRIPT
+
+# The configurations a check runs (overlays on config/config.yaml), by name.
+SCALES = {
+    "tiny": ("config/tiny.yaml",),
+    "paper-smoke": ("config/paper.yaml", "config/paper-smoke.yaml"),
+}
+DEFAULT_SCALES = ("tiny", "paper-smoke")
+SITE_FILES = ("config/local.yaml",)
+# Written into the scratch trees only, when the check is limited to some stages.
+STAGES_OVERLAY = "config/equivalence-stages.yaml"
+# Folders whose outputs are compared (each output's sidecar names the script that made it).
+COMPARED = ("results", "figures", "data/processed")
+
+
+class EquivalenceError(Exception):
+    """The check cannot start or could not run (a dirty tree, an unknown commit, a failed run)."""
+
+
+@dataclass
+class Change:
+    """One script whose code closure differs between the two commits."""
+
+    script: str
+    base: str
+    head: str
+    changed: list[str]
+
+
+@dataclass
+class Outcome:
+    """What the check found: the changes, the outputs compared and those that differ."""
+
+    base: str
+    head: str
+    changes: list[Change] = field(default_factory=list)
+    compared: dict[str, int] = field(default_factory=dict)  # script -> outputs compared
+    different: list[str] = field(default_factory=list)
+    recorded: list[Equivalence] = field(default_factory=list)
+
+
+def _git(root: Path, *args: str, binary: bool = False) -> str | bytes:
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise EquivalenceError(f"git {' '.join(args)} failed: {proc.stderr.decode().strip()}")
+    return proc.stdout if binary else proc.stdout.decode().strip()
+
+
+def _clean_head(root: Path) -> str:
+    """HEAD's commit; refuses tracked changes other than the ledger's (the evidence must name
+    a commit that holds exactly the code it ran)."""
+    status = str(_git(root, "status", "--porcelain", "--untracked-files=no")).splitlines()
+    dirty = [line[3:] for line in status if line[3:] != LEDGER]
+    if dirty:
+        raise EquivalenceError(
+            f"the checkout has uncommitted changes ({', '.join(dirty[:3])}); commit them"
+            " first, so that the evidence names the commit whose code it ran"
+        )
+    return str(_git(root, "rev-parse", "HEAD"))
+
+
+def export(root: Path, commit: str, dest: Path) -> Path:
+    """The tree of ``commit`` under ``dest``, with this checkout's site settings."""
+    archive = _git(root, "archive", "--format=tar", commit, binary=True)
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    for rel in SITE_FILES:
+        if (root / rel).is_file():
+            shutil.copy2(root / rel, dest / rel)
+    return dest
+
+
+def same_configuration(head: Path, base: Path, scales: Sequence[str]) -> None:
+    """Give the base tree the head's configuration files, so that the two runs differ in
+    their code only (a base whose schema rejects them fails its run, saying so)."""
+    for rel in {"config/config.yaml", *(f for s in scales for f in SCALES[s])}:
+        if (head / rel).is_file():
+            shutil.copy2(head / rel, base / rel)
+
+
+def script_closures(tree: Path) -> dict[str, tuple[str, dict[str, str]]]:
+    """Every script's closure in ``tree``, and the plot script's with each stage's figures
+    module (the plot rules' units): label (:func:`galu.workflow.closure.code_label`) -> (sha256,
+    files). The tree's files are read, never imported."""
+    scanner = CodeScanner(tree)
+    units: list[tuple[Path, tuple[str, ...]]] = [
+        (script, ()) for script in sorted((tree / "scripts").glob("*.py"))
+    ]
+    if (tree / PLOT_SCRIPT).is_file():
+        units += [
+            (tree / PLOT_SCRIPT, (f"galu.{module.parent.name}.figures",))
+            for module in sorted((tree / "galu").glob("*/figures.py"))
+        ]
+    found = {}
+    for script, imports in units:
+        closure = scanner.closure(script, imports)
+        found[closure.label] = (closure.sha256, dict(closure.files))
+    return found
+
+
+def changes_between(base: Path, head: Path) -> list[Change]:
+    """Scripts of ``head`` whose closure differs from the same script's in ``base``."""
+    before, after = script_closures(base), script_closures(head)
+    return [
+        Change(script, before[script][0], sha, changed_files(before[script][1], files))
+        for script, (sha, files) in after.items()
+        if script in before and before[script][0] != sha
+    ]
+
+
+def run_scale(
+    tree: Path, scale: str, cores: int, log: Path, stages: Sequence[str] | None = None
+) -> None:
+    """The whole workflow at ``scale`` in ``tree``, from nothing (only ``stages``, if given:
+    an overlay written beside the scale's)."""
+    snakemake = Path(sys.executable).parent / "snakemake"
+    overlays = list(SCALES[scale])
+    if stages:
+        (tree / STAGES_OVERLAY).write_text(yaml.safe_dump({"stages": list(stages)}))
+        overlays.append(STAGES_OVERLAY)
+    cmd = [str(snakemake), "--cores", str(cores), "--configfile", *overlays]
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    with open(log, "ab") as out:
+        proc = subprocess.run(cmd, cwd=tree, stdout=out, stderr=subprocess.STDOUT, env=env)
+    if proc.returncode != 0:
+        raise EquivalenceError(
+            f"the {scale} run in {tree} failed (exit {proc.returncode}); see {log}"
+        )
+
+
+def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str]]:
+    """Output path -> (script, sha256 of its bytes), for every output one of ``scripts`` made."""
+    found = {}
+    for folder in COMPARED:
+        for side in sorted((tree / folder).rglob(f"*{SIDECAR_SUFFIX}")):
+            code = json.loads(side.read_text()).get("code") or {}
+            script = code_label(code) if code.get("script") else None
+            if script in scripts:
+                output = Path(str(side)[: -len(SIDECAR_SUFFIX)])
+                found[output.relative_to(tree).as_posix()] = (script, sha256_file(output))
+    return found
+
+
+def compare(base: Path, head: Path, scripts: set[str]) -> tuple[dict[str, int], list[str]]:
+    """(outputs compared per script, the outputs that differ or exist on one side only)."""
+    before, after = outputs_of(base, scripts), outputs_of(head, scripts)
+    counts: dict[str, int] = {}
+    for script, _ in {**before, **after}.values():
+        counts[script] = counts.get(script, 0) + 1
+    different = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    return counts, different
+
+
+def check(
+    root: str | Path,
+    base: str,
+    scales: Sequence[str] = DEFAULT_SCALES,
+    cores: int = 2,
+    say: Callable[[str], None] = print,
+    workdir: str | Path | None = None,
+    stages: Sequence[str] | None = None,
+) -> Outcome:
+    """Run the evidence for the change from ``base`` to HEAD and record it when it holds.
+
+    ``stages`` limits the runs to those stages (config ``stages``): quicker, and a changed
+    script of another stage then makes no output, so gets no record."""
+    root = Path(root).resolve()
+    unknown = [s for s in scales if s not in SCALES]
+    if unknown or not scales:
+        raise EquivalenceError(
+            f"unknown scale(s) {', '.join(unknown) or '(none given)'}; choose from"
+            f" {', '.join(SCALES)}"
+        )
+    from galu.workflow.jobs import EXPERIMENT_STAGES
+
+    wrong = [s for s in stages or () if s not in EXPERIMENT_STAGES]
+    if wrong:
+        raise EquivalenceError(
+            f"unknown stage(s) {', '.join(wrong)}; choose from {', '.join(EXPERIMENT_STAGES)}"
+        )
+    ledger = Ledger.load(root)  # a broken ledger stops the check before any run
+    head = _clean_head(root)
+    base_commit = str(_git(root, "rev-parse", "--verify", f"{base}^{{commit}}"))
+    outcome = Outcome(base_commit, head)
+    with tempfile.TemporaryDirectory(prefix="galu-equivalence-", dir=workdir) as tmp:
+        trees = {
+            n: export(root, c, Path(tmp) / n) for n, c in (("base", base_commit), ("head", head))
+        }
+        same_configuration(trees["head"], trees["base"], scales)
+        outcome.changes = changes_between(trees["base"], trees["head"])
+        if not outcome.changes:
+            say(f"galu equivalence: no script's code closure differs from {base_commit[:12]}")
+            return outcome
+        scripts = {c.script for c in outcome.changes}
+        say(
+            f"galu equivalence: {len(scripts)} script(s) whose code changed since"
+            f" {base_commit[:12]}: {', '.join(sorted(scripts))}"
+        )
+        for scale in scales:
+            for name, tree in trees.items():
+                log = Path(tmp) / f"{name}-{scale}.log"
+                say(
+                    f"galu equivalence: running the {scale} scale at the {name} commit"
+                    f" (its log: {log})…"
+                )
+                run_scale(tree, scale, cores, log, stages)
+            counts, different = compare(trees["base"], trees["head"], scripts)
+            for script, count in counts.items():
+                outcome.compared[script] = outcome.compared.get(script, 0) + count
+            outcome.different += [f"{scale}: {path}" for path in different]
+            for name in trees:  # the next scale runs from nothing too
+                for folder in ("results", "figures", "logs", ".snakemake"):
+                    shutil.rmtree(trees[name] / folder, ignore_errors=True)
+    if outcome.different:
+        return outcome
+    outcome.recorded = [
+        Equivalence(
+            c.script,
+            c.head,
+            c.base,
+            base_commit,
+            head,
+            tuple(f"{s} ({', '.join(stages)})" if stages else s for s in scales),
+            outcome.compared[c.script],
+            tuple(c.changed),
+        )
+        for c in outcome.changes
+        if outcome.compared.get(c.script)  # no output at these scales: no evidence
+    ]
+    if outcome.recorded:
+        ledger.add(outcome.recorded)
+        ledger.save(root)
+    return outcome

@@ -1,0 +1,215 @@
+"""The report's landing page: the verdict first, then the claims table and the run's provenance.
+
+Snakemake shows the workflow description (the Snakefile's ``report:`` file) when the report
+opens. The ``claims`` rule writes it from :func:`galu.workflow.claims.evaluate`'s table as
+reStructuredText: counts of pass / fail / not_run, the table with failures and not_run
+claims first (verdicts coloured, each row linking its figure's page in the report), what
+we believe explains each failure, and the commit, package versions and data status of the
+run. The same page, as standalone HTML, is ``results/claims.html``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+from docutils.core import publish_parts
+
+from galu.workflow.claims_text import (
+    expected_text,
+    measured_text,
+    reductions_lines,
+    summary_line,
+    verdict_counts,
+)
+from galu.workflow.rst import rst_escape
+from galu.workflow.scales import OutputRoot, output_root
+
+# Written by the claims rule; the Snakefile's `report:` once it exists.
+LANDING_PAGE = "results/captions/index.rst"
+ORDER = {"fail": 0, "not_run": 1, "pass": 2}
+ROLES = {"pass": "passed", "fail": "failed", "not_run": "notrun"}
+PAGE_CSS = (
+    "<style>.passed{color:#1a7f37;font-weight:bold}"
+    ".failed{color:#cf222e;font-weight:bold}"
+    ".notrun{color:#9a6700;font-weight:bold}"
+    # Snakemake centres the description vertically in a scrolling box: a page taller than
+    # the window would lose its top (the verdict) above the scroll range. Top-align it, and
+    # let the table use the width.
+    ".h-screen.overflow-auto{align-items:flex-start!important;justify-content:flex-start!important}"
+    ".prose.max-w-lg{max-width:80rem!important}</style>"
+)
+
+
+def _heading(title: str, underline: str = "-") -> list[str]:
+    """A reStructuredText section title (its underline as long as the title)."""
+    return [title, underline * len(title), ""]
+
+
+def _figure_cell(figure: str, linked: set[str]) -> str:
+    """A reference to the figure's page in the report (Snakemake defines one link target per
+    result, named by its file name), or the plain path when the figure is not in it."""
+    name = figure.rsplit("/", 1)[-1]
+    return f"`{name}`_" if figure in linked else f"``{figure}``"
+
+
+def _source(row: Any) -> str:
+    """Where a claim comes from: the paper's section when the claim names it."""
+    section = getattr(row, "section", "")
+    return rst_escape(section) if isinstance(section, str) and section else row.paper
+
+
+def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
+    rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 18 47 8 10 10", ""]
+    header = ["verdict", "claim", "statement", "expected", "measured", "figure"]
+    lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
+    for r in rows.itertuples():
+        verdict = f":{ROLES[r.verdict]}:`{r.verdict}`"
+        if r.data_substitute:
+            verdict += " (substitute data)"
+        cells = [
+            verdict,
+            f"``{r.claim_id}`` ({_source(r)})",
+            rst_escape(r.statement),
+            rst_escape(expected_text(r.compare, r.expected)),
+            rst_escape(measured_text(r)),
+            _figure_cell(r.figure, linked),
+        ]
+        lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
+    return lines
+
+
+def _provenance(record: Mapping[str, Any]) -> list[str]:
+    """The run's commit (and every commit its tables were made on, when more than one or any
+    from uncommitted changes), versions and data status as a field list."""
+    git = record.get("git", {})
+    commit = git.get("commit") or "unknown (not a git checkout)"
+    dirty = " (with uncommitted changes)" if git.get("dirty") else ""
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(record.get("versions", {}).items()) if v)
+    lines = [f":Commit: ``{commit}``{dirty}"]
+    commits, from_dirty = record.get("made_on") or ({}, [])
+    if len(commits) > 1 or from_dirty:
+        made = ", ".join(f"``{c[:12]}`` ({n})" for c, n in commits.items())
+        lines.append(f":Tables made on: {len(commits)} commit(s), {made}")
+    if from_dirty:
+        lines.append(
+            f":Uncommitted changes: {len(from_dirty)} table(s) made from them, e.g."
+            f" ``{from_dirty[0]}``"
+        )
+    return lines + [
+        f":Versions: {versions}",
+        f":Data: {rst_escape(record.get('data', ''))}",
+        f":Scale: {record.get('scale', '?')}",
+    ]
+
+
+def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mapping[str, Any]) -> str:
+    """The report's landing page (reStructuredText, inside Jinja ``raw`` tags because
+    Snakemake renders it as a template). ``figures``: those in the report, to link."""
+    linked = set(figures)
+    scale = table["scale"].iloc[0] if len(table) else "?"
+    substitutes = int(table["data_substitute"].sum()) if len(table) else 0
+    lines = ["{% raw %}", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
+    lines += [".. role:: passed", ".. role:: failed", ".. role:: notrun", ""]
+    lines += [".. raw:: html", "", f"   {PAGE_CSS}", ""]
+    lines += [
+        f"Every claim of the three papers (``workflow/claims.yaml``), checked on this run's"
+        f" CSVs at the **{scale}** scale. Failures and claims not run come first; each row"
+        " links the figure that shows it, whose caption opens with the same verdicts."
+        " Measured values are rounded to a precision that reproduces across machines"
+        " (see README, What reproduces).",
+        "",
+    ]
+    lines += reductions_lines(scale, provenance.get("reductions", ()))
+    if substitutes:
+        lines += [
+            f"**{substitutes} claim(s) are measured on substitute data**: a non-official copy"
+            " of a dataset, accepted by an explicit opt-in (``data_substitute`` in their"
+            " provenance).",
+            "",
+        ]
+    lines += _table(table, linked) + [""]
+    failed = table[table["verdict"] == "fail"]
+    if len(failed):
+        lines += _heading("What we believe explains each failure")
+        lines += [
+            f"- ``{r.claim_id}``: {rst_escape(r.finding or 'not investigated yet.')}"
+            for r in failed.itertuples()
+        ]
+        lines.append("")
+    skipped = table[table["verdict"] == "not_run"]
+    if len(skipped):
+        lines += _heading("Not run, and why")
+        lines += [f"- ``{r.claim_id}``: {rst_escape(r.reason)}." for r in skipped.itertuples()]
+        lines.append("")
+    lines += _heading("Provenance of this run") + _provenance(provenance) + ["", ""]
+    return "\n".join(lines) + "{% endraw %}\n"
+
+
+def landing_html(rst: str) -> str:
+    """The landing page as a standalone HTML document (``results/claims.html``): figure
+    references become plain text, since their targets exist only inside the report."""
+    text = rst.replace("{% raw %}", "").replace("{% endraw %}", "")
+    text = re.sub(r"`([^`]+)`_", r"\1", text)
+    return publish_parts(text, writer="html")["whole"]
+
+
+def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
+    """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
+    and each claim's measured value at the precision the tables show (``"not_run"`` when
+    not run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
+    measured = {}
+    for r in table.itertuples():
+        text = measured_text(r).split(" (")[0]
+        try:
+            measured[r.claim_id] = float(text)
+        except ValueError:  # "–" (not run: DVC drops nulls) or "< 1e-4" (below the step)
+            measured[r.claim_id] = "not_run" if text == "–" else text
+    return {
+        "scale": str(table["scale"].iloc[0]) if len(table) else "?",
+        **verdict_counts(table),
+        "substitute_data": int(table["data_substitute"].sum()) if len(table) else 0,
+        "measured": measured,
+    }
+
+
+def run_summary(
+    root: str | os.PathLike[str] | OutputRoot = ".", report: str = "results/report.zip"
+) -> str:
+    """The lines printed when a run ends: verdict counts, failed claims, report and table.
+    ``root``: the run's outputs (a folder is a quick run's checkout; see galu.workflow.scales)."""
+    root = output_root(root)
+    claims = root / "results/claims.csv"
+    lines = ["galu: the run finished."]
+    if not claims.is_file():
+        lines.append(
+            "  No claims table yet: run `snakemake` (all targets) to check the papers' claims."
+        )
+        return "\n".join(lines)
+    try:
+        table = pd.read_csv(claims)
+        summary = summary_line(table)
+    except (ValueError, KeyError) as error:  # an empty or foreign table: say so, never crash
+        lines.append(
+            f"  {root.relative('results/claims.csv')} could not be read ({error}); `galu audit`"
+            " checks it."
+        )
+        return "\n".join(lines)
+    scale = table["scale"].iloc[0] if "scale" in table and len(table) else "?"
+    made = time.strftime("%Y-%m-%d %H:%M", time.localtime(claims.stat().st_mtime))
+    md = root.relative("results/claims.md")
+    lines.append(f"  Claims at the {scale} scale ({md}, written {made}): {summary}.")
+    failed = table[table["verdict"] == "fail"]
+    for row in failed.itertuples():
+        lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")
+    path, report = root / report, root.relative(report)
+    if path.is_file():
+        lines.append(f"  Report: {report} (unzip it, open report.html).")
+    else:
+        lines.append(f"  No report yet: `snakemake --report {report}` after a full run builds it.")
+    return "\n".join(lines)

@@ -1,0 +1,213 @@
+"""``galu plan``: what a configuration will cost, before it runs.
+
+Per stage and rule: the number of jobs, the predicted CPU-core-hours (GPU-hours for GPU
+rules), the peak memory of the largest job, and the wall time on the cores and GPUs given,
+from the cost model of :mod:`galu.workflow.costs`. Problems are named before anything starts: a job
+whose predicted memory exceeds the machine's, or whose predicted time exceeds its declared
+``runtime`` (a ``runtime_min`` override set lower than the model's estimate).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from galu.workflow.costs import CostModel, Prediction, mem_request, runtime_request
+from galu.workflow.jobs import STAGE_ORDER, Job, workflow_jobs
+
+# Set to 1 to start a run the pre-flight would refuse (a prediction you know to be wrong).
+SKIP_ENV = "GALU_SKIP_COST_CHECK"
+
+# Config keys that override the model's runtime for a rule's jobs (minutes; 0 = the model).
+RUNTIME_OVERRIDES = {
+    "memorization_underparam": ("memorization", "underparam", "runtime_min"),
+    "generalization_images": ("generalization", "images", "runtime_min"),
+    "scm_simulation": ("scm", "simulation", "runtime_min"),
+    "scm_schedules": ("scm", "simulation", "runtime_min"),
+    "normalization_lr_sweep": ("normalization", "trainability", "runtime_min"),
+    "normalization_train": ("normalization", "trainability", "runtime_min"),
+}
+
+
+def runtime_override(config: Mapping[str, Any], job: Job) -> int:
+    """The ``runtime_min`` a configuration sets for ``job`` (0: none, the model decides)."""
+    if job.rule == "memorization_search":
+        return int(config["memorization"]["min_width"][job.wildcards["criterion"]]["runtime_min"])
+    if job.rule == "generalization_synthetic":
+        return int(config["generalization"][job.wildcards["gen_task"]]["runtime_min"])
+    keys = RUNTIME_OVERRIDES.get(job.rule)
+    if keys is None:
+        return 0
+    section, name, key = keys
+    return int(config[section][name][key])
+
+
+def declared_runtime(prediction: Prediction, config: Mapping[str, Any]) -> int:
+    """The ``runtime`` resource (minutes) the job declares: the override, else the model's."""
+    return runtime_override(config, prediction.job) or runtime_request(prediction)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every job's prediction for one configuration on one machine."""
+
+    predictions: list[Prediction]
+    declared: dict[str, int]
+    cores: int
+    gpus: int
+
+    def wall_hours(self) -> float:
+        """Hours until the last job ends: jobs start longest first on the first free core
+        (GPU jobs on the first free GPU), dependencies ignored (a lower bound)."""
+        return (
+            max(
+                _makespan([p.seconds for p in self.predictions if not p.gpu], self.cores),
+                _makespan([p.seconds for p in self.predictions if p.gpu], max(self.gpus, 1)),
+            )
+            / 3600
+        )
+
+
+def speed_line(model: CostModel, speed: float) -> str:
+    """Which machine the plan's times are for, and the measured machines' factors."""
+    known = ", ".join(f"{name} {factor:g}" for name, factor in model.machines.items())
+    return (
+        f"CPU times for cores {speed:g}x as fast as the reference machine's (--speed;"
+        f" measured machines: {known or 'none'})"
+    )
+
+
+def _makespan(seconds: Iterable[float], workers: int) -> float:
+    free = [0.0] * workers
+    for s in sorted(seconds, reverse=True):
+        heapq.heapreplace(free, free[0] + s)
+    return max(free)
+
+
+def make_plan(
+    config: Mapping[str, Any], model: CostModel, cores: int, gpus: int, speed: float = 1.0
+) -> Plan:
+    """Predict every job of ``config``; GPU rules run on a GPU only when ``gpus`` > 0.
+    ``speed``: how many times faster this machine's cores are than the reference machine's
+    (:mod:`galu.workflow.costfit`); it scales the CPU jobs' times, not the runtimes they declare,
+    which stay the reference machine's (with their margin) so that a job's resources do not
+    depend on where it was planned."""
+    references = [model.predict(job, config, gpus=gpus > 0) for job in workflow_jobs(config)]
+    declared = {p.job.label: declared_runtime(p, config) for p in references}
+    predictions = [p if p.gpu else replace(p, seconds=p.seconds / speed) for p in references]
+    return Plan(predictions, declared, cores, gpus)
+
+
+def problems(plan: Plan, mem_gb: float) -> tuple[list[str], list[str]]:
+    """(errors, warnings): jobs that cannot fit the machine's ``mem_gb``, and jobs whose
+    predicted time exceeds their declared runtime (the scheduler would kill them)."""
+    errors, warnings = [], []
+    for p in plan.predictions:
+        if p.mem_mb > mem_gb * 1000:
+            errors.append(
+                f"{p.job.label}: predicted peak memory {p.mem_mb / 1000:.1f} GB exceeds this"
+                f" machine's {mem_gb:.1f} GB; run it on a larger machine (--mem-gb tells the"
+                " plan what it has) or shrink its grid in the configuration"
+            )
+        minutes = p.seconds / 60
+        if minutes > plan.declared[p.job.label]:
+            warnings.append(
+                f"{p.job.label}: predicted {_duration(p.seconds)} exceeds its declared runtime"
+                f" of {plan.declared[p.job.label]} min (runtime_min); raise it, or set it to 0 to"
+                " take the cost model's"
+            )
+    return errors, warnings
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def table(plan: Plan) -> list[str]:
+    """The plan as text: one line per rule, grouped by stage, then the totals."""
+    by_rule: dict[tuple[str, str], list[Prediction]] = defaultdict(list)
+    for p in plan.predictions:
+        by_rule[(p.job.stage, p.job.rule)].append(p)
+    head = (
+        f"{'stage':15s} {'rule':34s} {'jobs':>5s} {'hours':>9s} {'device':6s}"
+        f" {'largest job':>11s} {'peak GB':>8s}"
+    )
+    lines = [head, "-" * len(head)]
+    order = sorted(by_rule, key=lambda k: (STAGE_ORDER.index(k[0]), k[1]))
+    for stage, rule in order:
+        ps = by_rule[(stage, rule)]
+        hours = sum(p.seconds for p in ps) / 3600
+        device = "GPU*" if any(p.gpu for p in ps) else "CPU"
+        longest = max(p.seconds for p in ps)
+        peak = max(p.mem_mb for p in ps) / 1000
+        lines.append(
+            f"{stage:15s} {rule:34s} {len(ps):5d} {hours:9.3g} {device:6s}"
+            f" {_duration(longest):>11s} {peak:8.2f}"
+        )
+    cpu = sum(p.seconds for p in plan.predictions if not p.gpu) / 3600
+    gpu = sum(p.seconds for p in plan.predictions if p.gpu) / 3600
+    lines.append("-" * len(head))
+    lines.append(
+        f"{len(plan.predictions)} jobs: {cpu:.3g} CPU-core-hours, {gpu:.3g} GPU-hours; peak memory"
+        f" of one job {max(p.mem_mb for p in plan.predictions) / 1000:.2f} GB"
+    )
+    lines.append(
+        f"wall time on {plan.cores} core(s) and {plan.gpus} GPU(s): at least"
+        f" {_duration(plan.wall_hours() * 3600)} (longest job first on the first free core)"
+    )
+    if gpu:
+        lines.append(
+            "* GPU times are uncalibrated: no GPU run is stored, so they are the CPU"
+            " predictions divided by an assumed speed-up (workflow/costs/constants.yaml)"
+        )
+    return lines
+
+
+def job_request(
+    model: CostModel, config: Mapping[str, Any], rule: str, wildcards: Any
+) -> tuple[int, int]:
+    """``(runtime minutes, mem_mb)`` a job declares (the rule files' ``resources``):
+    the cost model's prediction with margins, or the ``runtime_min`` override."""
+    job = Job("", rule, "", {str(k): str(v) for k, v in dict(wildcards.items()).items()})
+    prediction = model.predict(job, config)
+    return declared_runtime(prediction, config), mem_request(prediction)
+
+
+def cost_preflight(
+    model: CostModel,
+    config: Mapping[str, Any],
+    planned: Iterable[tuple[str, Mapping[str, str], int | None]],
+    mem_gb: float,
+) -> tuple[list[str], list[str]]:
+    """:func:`problems` of the jobs a run is about to start: ``(rule, wildcards, declared
+    runtime)`` each, as Snakemake planned them."""
+    predictions, declared = [], {}
+    for rule, wildcards, runtime in planned:
+        job = Job("", rule, "", dict(wildcards))
+        prediction = model.predict(job, config)
+        predictions.append(prediction)
+        declared[job.label] = runtime or declared_runtime(prediction, config)
+    return problems(Plan(predictions, declared, 1, 0), mem_gb)
+
+
+# The memory a run may use in GB, when less than the machine's (e.g. a container's limit).
+MEMORY_ENV = "GALU_MACHINE_MEM_GB"
+
+
+def machine_memory_gb() -> float:
+    """This machine's physical memory in GB, or :data:`MEMORY_ENV` when set."""
+    if os.environ.get(MEMORY_ENV):
+        return float(os.environ[MEMORY_ENV])
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+
+
+def format_problems(errors: Sequence[str], warnings: Sequence[str]) -> list[str]:
+    return [f"ERROR {e}" for e in errors] + [f"WARNING {w}" for w in warnings]

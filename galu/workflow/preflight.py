@@ -1,0 +1,374 @@
+"""The pre-flight: dataset files and results that lost integrity, found before any job runs.
+
+:func:`preflight` re-hashes the dataset files the workflow reads: every processed array
+``data/processed/<dataset>.npz`` against its provenance sidecar, and every raw archive a
+download manifest (``data/raw/<dataset>/sources.json``) lists against the published
+checksums. A file that fails is never used: it is renamed to ``<name>.rejected`` (the bytes
+are kept for inspection; the audit ignores that suffix), so the job that makes it runs again.
+A raw archive is put back at once from the place its manifest says it came from when that
+copy still has the recorded sha256; otherwise the manifest and the array made from the
+archive are set aside too, and the download job fetches the archive again from a source it
+can verify. It checks every intermediate result the same way (every file under ``results/``
+and ``figures/`` against its sidecar: bytes, seal, and the bytes of the results it was made
+from), so that nothing reads a result the audit would reject: one that fails is set aside
+with its sidecar and its job runs again. It also deletes the hidden temporary files that jobs
+killed in the middle of an atomic write leave behind. Nothing is touched while a Snakemake
+lock is held (another run may be writing), and a dry run only reports.
+``workflow/rules/common.smk`` calls it in Snakemake's main process only; the configuration's
+own contradictions are :mod:`galu.workflow.consistency`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from galu.atomic import atomic_path, atomic_write_bytes
+from galu.workflow.provenance import (
+    SIDECAR_SUFFIX,
+    recorded_sha256,
+    seal_problem,
+    sha256_file,
+    sidecar_mismatch,
+    sidecar_path,
+)
+
+REJECTED_SUFFIX = ".rejected"
+_LOG = Path("logs/integrity.log")
+# Stat fingerprints of dataset files that passed (see _Checked); Snakemake's own folder.
+CHECKED_CACHE = Path(".snakemake/galu/checked.json")
+
+
+@dataclass(frozen=True)
+class DataFinding:
+    """A dataset file that failed its check, and what the pre-flight did about it."""
+
+    path: str
+    problem: str
+    action: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}; {self.action}"
+
+
+def lock_held(root: Path) -> bool:
+    """Whether a Snakemake run holds (or a killed one left) a lock in ``root``."""
+    locks = root / ".snakemake" / "locks"
+    return locks.is_dir() and any(locks.glob("*.lock"))
+
+
+def _set_aside(path: Path) -> Path:
+    target = path.with_name(path.name + REJECTED_SUFFIX)
+    os.replace(path, target)
+    return target
+
+
+class _Checked:
+    """Files that passed, keyed by what would change if their bytes were rewritten.
+
+    Hashing every dataset on every Snakemake call costs seconds; a file whose size, mtime,
+    ctime and inode are those it had when it last passed (against the same expected hash)
+    is not hashed again. The ctime is what keeps this honest: ``touch -d`` or ``os.utime``
+    can put an old mtime back after an in-place edit, but every such call sets the ctime
+    to now, so the edited file no longer matches its stamp and is hashed. Bytes rotting in
+    place (no system call at all) are still refused where they are used
+    (``load_processed`` and the conversion re-verify everything they read), and
+    ``galu audit`` never consults the stamps: it rehashes every file.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.path = root, root / CHECKED_CACHE
+        try:
+            self.entries: dict[str, list] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.entries = {}
+        self.changed = False
+
+    @staticmethod
+    def _key(path: Path, expected: str) -> list:
+        st = path.stat()
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, expected]
+
+    def passed(self, path: Path, expected: str | None) -> bool:
+        known = self.entries.get(path.relative_to(self.root).as_posix())
+        return expected is not None and known == self._key(path, expected)
+
+    def record(self, path: Path, expected: str | None) -> None:
+        if expected is not None:
+            self.entries[path.relative_to(self.root).as_posix()] = self._key(path, expected)
+            self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            data = json.dumps(self.entries, indent=1, sort_keys=True).encode()
+            atomic_write_bytes(self.path, data)
+
+
+def _screen(
+    root: Path,
+    dry_run: bool,
+    checked: _Checked,
+    files: Iterable[tuple[Path, str | None, Any]],
+    problem_of: Callable[[Path], str | None],
+    remedy: str,
+    repair: Callable[[Path, Any], tuple[str, bool]],
+) -> Iterator[DataFinding]:
+    """Check each ``(path, expected sha256, item)`` of ``files`` not known to have passed
+    with these bytes (``problem_of(path)`` is None when it passes). A failure is set aside,
+    then ``repair(path, item)`` says what else it did and whether to stop checking ``files``;
+    a dry run only says that a real run would set it aside and ``remedy``."""
+    for path, expected, item in files:
+        if checked.passed(path, expected):
+            continue
+        problem = problem_of(path)
+        if problem is None:
+            checked.record(path, expected)
+            continue
+        rel = path.relative_to(root).as_posix()
+        if dry_run:
+            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
+            yield DataFinding(rel, problem, action)
+            continue
+        moved = _set_aside(path).relative_to(root).as_posix()
+        then, stop = repair(path, item)
+        yield DataFinding(rel, problem, f"moved it to {moved}{then}")
+        if stop:
+            return
+
+
+def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
+    arrays = sorted((root / "data" / "processed").glob("*.npz"))
+    files = ((npz, recorded_sha256(npz), None) for npz in arrays)
+    rebuilt = "; this run rebuilds it from the verified raw archives"
+    yield from _screen(
+        root, dry_run, checked, files, sidecar_mismatch, "rebuilds it", lambda *_: (rebuilt, False)
+    )
+
+
+def _manifest_files(manifest: Path) -> list[dict[str, Any]]:
+    try:
+        files = json.loads(manifest.read_text())["files"]
+        return [f for f in files if isinstance(f, dict) and "name" in f]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _raw_problem(root: Path, path: Path) -> str | None:
+    from galu.workflow.audit import check_output
+
+    problems = list(check_output(root, path))
+    return "; ".join(problems) if problems else None
+
+
+def _restore(entry: Mapping[str, Any], dest: Path) -> str | None:
+    """Copy the archive back from where the manifest says it came, if those bytes still match.
+
+    Returns the source used, or None when there is no such verifiable local copy.
+    """
+    source = str(entry.get("source") or "")
+    if source.startswith("substitute "):
+        source = source.removeprefix("substitute ")
+    src = Path(source)
+    if not source or "://" in source or not src.is_absolute() or not src.is_file():
+        return None
+    if sha256_file(src) != entry.get("sha256"):
+        return None
+    with atomic_path(dest) as tmp:
+        shutil.copyfile(src, tmp)
+    if sha256_file(dest) != entry.get("sha256"):  # pragma: no cover - the copy itself failed
+        _set_aside(dest)
+        return None
+    return source
+
+
+def _refetch(root: Path, manifest: Path) -> str:
+    """Make Snakemake run the download again: set aside the manifest (the download job's
+    output) and the processed array made from these archives (else Snakemake, finding the
+    array up to date, would never ask for the missing archive)."""
+    processed = root / "data" / "processed" / f"{manifest.parent.name}.npz"
+    moved = [
+        _set_aside(path).relative_to(root).as_posix()
+        for path in (manifest, Path(f"{manifest}{SIDECAR_SUFFIX}"), processed)
+        if path.exists()
+    ]
+    return (
+        f"set aside {', '.join(moved)}; this run fetches the archive again from a source that "
+        "passes verification and rebuilds what was made from it"
+    )
+
+
+def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
+    def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool]:
+        source = _restore(entry, path)
+        if source is not None:
+            return f" and restored it from {source} (sha256 verified)", False
+        return "; " + _refetch(root, manifest), True  # the whole dataset is fetched again
+
+    problem_of = functools.partial(_raw_problem, root)
+    for manifest in sorted((root / "data" / "raw").glob("*/sources.json")):
+        entries = ((manifest.parent / str(e["name"]), e) for e in _manifest_files(manifest))
+        files = ((path, e.get("sha256"), e) for path, e in entries if path.is_file())
+        repair = functools.partial(replace, manifest)
+        yield from _screen(root, dry_run, checked, files, problem_of, "replaces it", repair)
+
+
+RESULT_FOLDERS = ("results", "figures")
+
+
+def _result_files(root: Path) -> Iterator[Path]:
+    """Outputs under results/ and figures/ (not sidecars, temporaries or set-aside files)."""
+    from galu.workflow.audit import is_output
+
+    for folder in RESULT_FOLDERS:
+        base = root / folder
+        if base.is_dir():
+            for path in sorted(base.rglob("*")):
+                if path.is_file() and is_output(path):
+                    yield path
+
+
+def _sidecar_problem(root: Path, path: Path) -> tuple[str | None, dict[str, Any], str]:
+    """(problem, record, key) of ``path``'s sidecar: the problem is None when it is readable,
+    well formed and sealed; the key changes whenever the sidecar's bytes do."""
+    side = sidecar_path(path)
+    if not side.is_file():
+        return "has no provenance sidecar (its job was killed, or it was made by hand)", {}, ""
+    from galu.workflow.audit import described_elsewhere, shape_problem
+
+    data = side.read_bytes()  # read once: parsed, sealed and keyed from the same bytes
+    try:
+        record = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        return f"its sidecar is unreadable or malformed ({error})", {}, ""
+    malformed = shape_problem(record)
+    if malformed:
+        return f"its sidecar is unreadable or malformed (it {malformed})", {}, ""
+    recorded = record["output"]["sha256"]
+    elsewhere = described_elsewhere(root, path, record)
+    if elsewhere:
+        return elsewhere, {}, ""
+    sealed = seal_problem(data)
+    if sealed:
+        return f"its sidecar {sealed}", {}, ""
+    return None, record, f"{recorded}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _stale_input(
+    root: Path, path: Path, record: Mapping[str, Any], current: Mapping[str, str]
+) -> str | None:
+    """A result ``path`` was made from whose verified bytes are not those it recorded, and
+    that Snakemake would not rerun it for (an input newer than ``path`` already makes it
+    rerun: that is the ordinary course of an incremental run, not a problem)."""
+    for item in record.get("inputs", []):  # well formed: checked by shape_problem
+        source = item["path"]
+        if source not in current or current[source] == item["sha256"]:
+            continue
+        if (root / source).stat().st_mtime_ns <= path.stat().st_mtime_ns:
+            return (
+                f"was made from {source}, whose bytes have changed since (now"
+                f" {current[source][:12]}…, then {item['sha256'][:12]}…)"
+            )
+    return None
+
+
+def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
+    """Every intermediate result against its sidecar, as the audit checks it; a failure is
+    set aside (with its sidecar) so that its job remakes it before anything reads it."""
+    current: dict[str, str] = {}
+    sound: dict[Path, dict[str, Any]] = {}
+    failed: list[tuple[Path, str]] = []
+    for path in _result_files(root):
+        problem, record, key = _sidecar_problem(root, path)
+        if problem is None and not checked.passed(path, key):
+            actual, recorded = sha256_file(path), record["output"]["sha256"]
+            if actual == recorded:
+                checked.record(path, key)
+            else:
+                problem = (
+                    f"changed after it was written (sha256 {actual[:12]}…,"
+                    f" recorded {recorded[:12]}…)"
+                )
+        if problem is None:
+            current[path.relative_to(root).as_posix()] = record["output"]["sha256"]
+            sound[path] = record
+        else:
+            failed.append((path, problem))
+    failed += [(p, why) for p, r in sound.items() if (why := _stale_input(root, p, r, current))]
+    for path, problem in failed:
+        rel = path.relative_to(root).as_posix()
+        if dry_run:
+            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and remakes it"
+        else:
+            for item in (path, sidecar_path(path)):
+                if item.exists():
+                    _set_aside(item)
+            action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
+        yield DataFinding(rel, problem, action)
+
+
+def _check_temporaries(root: Path, dry_run: bool) -> Iterator[DataFinding]:
+    """Hidden ``.<name>.<random>.tmp`` files: what a job killed in the middle of an atomic
+    write leaves behind (never an output: only a rename gives a file its final name)."""
+    for folder in ("results", "figures", "data"):
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for tmp in sorted(base.rglob(".*.tmp")):
+            if tmp.is_file():
+                rel = tmp.relative_to(root).as_posix()
+                if not dry_run:
+                    tmp.unlink(missing_ok=True)
+                action = "a real run deletes it" if dry_run else "deleted it"
+                yield DataFinding(rel, "left by a job killed while writing", action)
+
+
+def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding]:
+    """Find (and unless ``dry_run`` set aside) raw archives and processed arrays that fail,
+    and delete the temporary files of killed jobs.
+
+    Nothing is touched while a Snakemake lock is held in ``root``: another run may be
+    writing these files right now (its own pre-flight has checked them).
+    """
+    root = Path(root)
+    if lock_held(root):
+        return []
+    checked = _Checked(root)
+    findings: list[DataFinding] = []
+    try:
+        for check in (
+            _check_temporaries(root, dry_run),
+            _check_raw(root, dry_run, checked),
+            _check_processed(root, dry_run, checked),
+            _check_results(root, dry_run, checked),
+        ):
+            findings.extend(check)
+        checked.save()
+    except OSError as error:  # e.g. a read-only data folder, or a file another run moved
+        problem = f"the data pre-flight could not finish ({error})"
+        findings.append(DataFinding(str(error.filename or "data"), problem, "jobs verify on use"))
+    return findings
+
+
+def announce(
+    findings: Iterable[DataFinding], emit: Callable[[str], None], root: Path, record: bool = True
+) -> None:
+    """Send each finding to ``emit`` and, when ``record``, append it to ``logs/integrity.log``
+    under ``root`` (a dry run passes ``record=False``: it writes nothing)."""
+    lines = [f"galu: {finding}" for finding in findings]
+    for line in lines:
+        emit(line)
+    if lines and record:
+        import datetime as _dt
+
+        log = root / _LOG
+        log.parent.mkdir(parents=True, exist_ok=True)
+        stamp = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.writelines(f"{stamp} {line}\n" for line in lines)

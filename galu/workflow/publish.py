@@ -1,0 +1,391 @@
+"""Publish a run's result tables with the code: ``published/<scale>/``.
+
+A run of a scale other than quick (e.g. ``config/paper-cpu.yaml``) takes hours; its outcome
+is worth keeping in the repository, where ``galu audit`` verifies it and the README's second
+generated section, "What reproduces at the paper level", quotes it. :func:`publish` copies
+every result file of the run (``results/<scale>/``: the verdict, the contract tables and the
+per-job tables they are stacked from, all small; files over :data:`MAX_BYTES` are left out
+and listed) with its provenance sidecar unchanged, to the same contract paths under
+``published/<scale>/``, and writes ``publication.json``: the scale, the commit and machine of
+the run, its configuration, its wall time and job time (from the sidecars), and the files.
+``run-state.json`` keeps what continuing the run elsewhere needs (:mod:`galu.workflow.resume`).
+A published file's sidecar still describes the run's path (``results/<scale>/...``):
+:func:`described_path` is how the audit tells a published copy from a file passed off as
+another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from galu.atomic import atomic_write_bytes
+from galu.workflow.commits import made_on_files
+from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
+from galu.workflow.provenance import SIDECAR_SUFFIX, Run, git_state, sidecar_path
+from galu.workflow.scales import QUICK, OutputRoot, scaled, unscaled
+from galu.workflow.snakemake_metadata import read_metadata
+
+PUBLISHED = "published"
+MANIFEST = "publication.json"
+# What continuing the run elsewhere needs besides its files (galu.workflow.resume).
+STATE = "run-state.json"
+# A published table lives in git: keep the repository small.
+MAX_BYTES = 5_000_000
+# Not published: the report archive holds the figures (megabytes of images in git), and
+# the next run rebuilds it from the tables in a minute.
+NOT_PUBLISHED = ("results/report.zip",)
+# Always published: the verdict (contract paths).
+VERDICT = ("results/claims.csv", "results/claims.md", "results/claims_summary.json")
+
+
+QUICK_REFUSAL = (
+    "the quick scale is not published: README's 'What reproduces' is its verdict; publish"
+    " a run of another scale (e.g. --scale paper-cpu)"
+)
+
+
+class PublishError(Exception):
+    """The run cannot be published as asked (no finished run, a table without sidecar)."""
+
+
+def publication_scale(path: str) -> tuple[str, str] | None:
+    """For a path relative to the checkout under ``published/<scale>/``: (scale, the contract
+    path inside it); None for any other path."""
+    parts = PurePosixPath(path).parts
+    if len(parts) < 3 or parts[0] != PUBLISHED:
+        return None
+    return parts[1], PurePosixPath(*parts[2:]).as_posix()
+
+
+def described_path(path: str) -> str:
+    """The path a file's sidecar should describe: its own, or for a published copy of a
+    run's output the run's path (``published/paper-cpu/results/claims.csv`` ->
+    ``results/paper-cpu/claims.csv``)."""
+    published = publication_scale(path)
+    if published is None or published[1] in (MANIFEST, STATE):
+        return path
+    scale, contract = published
+    return scaled(contract, scale)
+
+
+def published_copy(path: str, scale: str) -> str:
+    """Where the published copy of the run's output ``path`` lies (relative to the checkout)."""
+    return f"{PUBLISHED}/{scale}/{unscaled(path, scale)}"
+
+
+def _sidecars(folder: Path) -> Iterable[dict[str, Any]]:
+    for side in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
+        try:
+            record = json.loads(side.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def _time(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+
+
+def run_times(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How long the run took, from its outputs' sidecars (a job with several outputs counted
+    once):
+
+    - ``wall_hours``: from the first job's start to the last job's end, pauses between an
+      interrupted run and its continuation included;
+    - ``running_hours``: the time during which some job was running (the pauses left out);
+    - ``job_hours``: the sum of the jobs' own times;
+    - ``stage_hours``: per stage, the time during which one of its jobs was running (stages
+      that ran at once shared the machine, so these can add up to more than
+      ``running_hours``).
+    """
+    jobs: dict[tuple[str, str, str], tuple[datetime, datetime]] = {}
+    for record in records:
+        start, end = _time(record.get("started")), _time(record.get("finished"))
+        if start is None or end is None:
+            continue
+        key = (str(record.get("rule")), json.dumps(record.get("wildcards")), str(start))
+        previous = jobs.get(key, (start, end))
+        jobs[key] = (start, max(end, previous[1]))
+    if not jobs:
+        return {"wall_hours": 0.0, "running_hours": 0.0, "job_hours": 0.0, "stage_hours": {}}
+    first = min(s for s, _ in jobs.values())
+    last = max(e for _, e in jobs.values())
+    busy = sum((e - s).total_seconds() for s, e in jobs.values())
+    by_stage: dict[str, list[tuple[datetime, datetime]]] = {}
+    for (rule, _, _), interval in jobs.items():
+        by_stage.setdefault(stage_of(rule), []).append(interval)
+    return {
+        "wall_hours": (last - first).total_seconds() / 3600,
+        "running_hours": _covered_seconds(jobs.values()) / 3600,
+        "job_hours": busy / 3600,
+        "stage_hours": {
+            stage: _covered_seconds(by_stage[stage]) / 3600
+            for stage in STAGE_ORDER
+            if stage in by_stage
+        },
+    }
+
+
+def _rounded(times: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`run_times` to the hundredth of an hour (36 s: finer is noise)."""
+    return {
+        k: {s: round(h, 2) for s, h in v.items()} if isinstance(v, dict) else round(v, 2)
+        for k, v in times.items()
+    }
+
+
+def _covered_seconds(intervals: Iterable[tuple[datetime, datetime]]) -> float:
+    """Seconds covered by the union of ``(start, end)`` intervals."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += (end - start).total_seconds()
+            reach = end
+        elif end > reach:
+            total += (end - reach).total_seconds()
+            reach = end
+    return total
+
+
+def this_machine() -> str:
+    """A one-line description of the machine: CPU model and core count, or the GPU."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} cores ({platform.system()})"
+
+
+def run_files(scale: str) -> list[str]:
+    """Every result file of the run of ``scale`` in the current checkout, as contract paths:
+    the verdict first, then the rest in path order (sidecars, temporaries and the report
+    excluded)."""
+    base = Path(scaled("results", scale))
+    found = [
+        unscaled(p.as_posix(), scale)
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
+    ]
+    found = [c for c in found if c not in NOT_PUBLISHED]
+    return list(dict.fromkeys([*(v for v in VERDICT if v in found), *found]))
+
+
+def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
+    """What a publication keeps besides the tables: Snakemake's metadata of each published
+    file and of its sidecar (keyed by the run's path) and every benchmark table of the run
+    (``logs/<scale>/benchmarks``; path -> text)."""
+    paths = [scaled(c, scale) for c in contracts]
+    targets = [p for path in paths for p in (path, f"{path}{SIDECAR_SUFFIX}")]
+    benchmarks = Path(scaled("logs/benchmarks", scale))
+    tables = sorted(benchmarks.rglob("*.tsv")) if benchmarks.is_dir() else []
+    return {
+        "snakemake_metadata": read_metadata(targets),
+        "benchmarks": {p.as_posix(): p.read_text() for p in tables},
+    }
+
+
+def unfinished_stages(files: Iterable[str], stages: Iterable[str] | None) -> dict[str, int]:
+    """Stage -> how many of ``files`` (contract paths) belong to a stage the run's claims did
+    not cover: finished jobs of a stage still running, kept so that a resume need not redo
+    them."""
+    covered = set(stages or ())
+    counts: dict[str, int] = {}
+    for path in files:
+        parts = PurePosixPath(path).parts
+        stage = parts[1] if len(parts) > 2 else ""
+        if stages is not None and stage in EXPERIMENT_STAGES and stage not in covered:
+            counts[stage] = counts.get(stage, 0) + 1
+    return counts
+
+
+def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:
+    what = []
+    if checkout_dirty:
+        what.append("the checkout has uncommitted changes")
+    if dirty:
+        what.append(f"{len(dirty)} file(s) were made from uncommitted changes (e.g. {dirty[0]})")
+    return (
+        f"{' and '.join(what)}: a publication names the commits its files were made on."
+        " Commit, rerun those jobs and publish again, or pass --allow-dirty to publish anyway"
+        " (the publication then says so wherever it is shown)"
+    )
+
+
+def publish(
+    scale: str, *, configfiles: list[str], machine: str, allow_dirty: bool = False
+) -> dict[str, Any]:
+    """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
+    return its manifest. Raises PublishError for the quick scale (the README's first section
+    is its verdict), when the run has no claims table, when a result has no sidecar, and
+    (unless ``allow_dirty``) when the checkout or any result's job had uncommitted changes."""
+    if scale == QUICK:
+        raise PublishError(QUICK_REFUSAL)
+    run = OutputRoot(Path("."), scale)
+    claims = run / "results/claims.csv"
+    if not claims.is_file():
+        raise PublishError(
+            f"no finished run of the {scale} scale: {claims} is missing; run"
+            f" `snakemake --cores 2 --configfile {' '.join(configfiles)}` first"
+        )
+    files = run_files(scale)
+    unsealed = [run / c for c in files if not sidecar_path(run / c).is_file()]
+    if unsealed:
+        names = ", ".join(p.as_posix() for p in unsealed)
+        raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
+    commits, dirty = made_on_files({c: run / c for c in files})
+    checkout = git_state()
+    checkout_dirty = bool(checkout.get("dirty"))
+    if (checkout_dirty or dirty) and not allow_dirty:
+        raise PublishError(_dirty_refusal(checkout_dirty, dirty))
+    target = Path(PUBLISHED) / scale
+    if target.exists():
+        shutil.rmtree(target)  # a publication is one run's, never a mix of two
+    copied, left_out = [], []
+    for contract in files:
+        source = run / contract
+        if source.stat().st_size > MAX_BYTES:
+            left_out.append(contract)
+            continue
+        dest = target / contract
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest)
+        shutil.copy2(sidecar_path(source), sidecar_path(dest))
+        copied.append(contract)
+    record = json.loads(sidecar_path(claims).read_text())
+    stages = (record.get("params") or {}).get("stages")
+    git = record.get("git") or {}
+    manifest = {
+        "scale": scale,
+        "commit": git.get("commit"),
+        "dirty": bool(dirty),
+        # Every commit a published file was made on, and the files made from uncommitted
+        # changes (their sidecars say so); the checkout's state when it was published.
+        "commits": commits,
+        "dirty_files": dirty,
+        "published_from": {**checkout, "allow_dirty": allow_dirty},
+        "machine": machine,
+        "device": record.get("device"),
+        "configfiles": configfiles,
+        "stages": stages,
+        "unfinished_stages": unfinished_stages(copied, stages),
+        "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
+        **_rounded(run_times(_sidecars(Path(f"results/{scale}")))),
+        "files": copied,
+        "left_out": left_out,
+    }
+    state = target / STATE
+    atomic_write_bytes(state, (json.dumps(run_state(scale, copied), indent=1) + "\n").encode())
+    path = target / MANIFEST
+    atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode())
+    # Their own sidecars record the published tables as inputs: the audit checks the set.
+    inputs = [(target / c).as_posix() for c in copied]
+    for written in (state, path):
+        Run("publish", inputs=inputs).stamp(written.as_posix())
+    return manifest
+
+
+NO_PUBLICATION = (
+    "No run at the paper level is published yet: `snakemake --cores 2 --configfile"
+    " config/paper.yaml config/paper-cpu.yaml`, then `galu publish --scale paper-cpu`.\n"
+)
+PAPER_MARKERS = (
+    "<!-- paper-claims:start (generated by galu publish from published/) -->",
+    "<!-- paper-claims:end -->",
+)
+
+
+def _time_text(manifest: Mapping[str, Any]) -> str:
+    """The run's times as the README states them (see :func:`run_times`)."""
+    text = (
+        f"wall time {manifest['wall_hours']:.1f} h from the first job's start to the last job's end"
+    )
+    if "running_hours" in manifest:
+        text += (
+            f", {manifest['running_hours']:.1f} h of it with a job running (the rest: pauses"
+            " between sittings)"
+        )
+    text += f" ({manifest['job_hours']:.1f} h of jobs)"
+    stages = manifest.get("stage_hours") or {}
+    if stages:
+        text += "; per stage, the time one of its jobs was running: " + ", ".join(
+            f"{stage} {hours:.1f} h" for stage, hours in stages.items()
+        )
+    return text
+
+
+def commits_text(manifest: Mapping[str, Any]) -> str:
+    """The commits the published files were made on, and any made from uncommitted changes."""
+    commits = manifest.get("commits") or {manifest.get("commit"): None}
+    if len(commits) == 1:
+        text = f"commit `{next(iter(commits))}`"
+    else:
+        text = f"made on {len(commits)} commits, " + ", ".join(
+            f"`{c[:12]}` ({n} files)" for c, n in commits.items()
+        )
+    dirty = manifest.get("dirty_files")
+    if dirty:
+        text += f", **{len(dirty)} file(s) from uncommitted changes** (e.g. `{dirty[0]}`)"
+    elif manifest.get("dirty") and dirty is None:
+        text += " (with uncommitted changes)"
+    return text
+
+
+def _publication_lines(folder: Path) -> list[str]:
+    """One published run: where, when, on what and how long; its reductions; its table."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    scale = manifest["scale"]
+    if "commits" not in manifest:  # published before manifests listed them: the sidecars do
+        files = {c: folder / c for c in manifest.get("files", [])}
+        manifest["commits"], manifest["dirty_files"] = made_on_files(files)
+    configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
+    lines = [
+        f"The **{scale}** run: {commits_text(manifest)}; machine:"
+        f" {manifest.get('machine')} (device {manifest.get('device')}); configuration"
+        f" {configs}; {_time_text(manifest)}. Its tables and their provenance sidecars are"
+        f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
+        "",
+    ]
+    if manifest.get("stages"):
+        lines += [
+            f"Stages run: {', '.join(manifest['stages'])} (configuration key `stages`; the"
+            " claims of any other stage are not_run).",
+            "",
+        ]
+    if manifest.get("unfinished_stages"):
+        kept = ", ".join(f"{n} of {s}" for s, n in manifest["unfinished_stages"].items())
+        lines += [
+            f"Also kept, for `galu resume`: the tables of finished jobs of stages still running"
+            f" ({kept}); no claim reads them yet.",
+            "",
+        ]
+    if manifest.get("reductions"):
+        lines += ["Reduced from the paper's settings (claims that depend on it are not_run):", ""]
+        lines += [f"- {text}" for text in manifest["reductions"]] + [""]
+    return lines + [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
+
+
+def paper_section(root: str | os.PathLike[str] = ".") -> str:
+    """README's "What reproduces at the paper level", generated from ``published/``: each
+    published run with its verdicts, or how to publish one when none is."""
+    base = Path(root) / PUBLISHED
+    folders = sorted(d for d in base.iterdir() if (d / MANIFEST).is_file()) if base.is_dir() else []
+    if not folders:
+        return NO_PUBLICATION
+    lines: list[str] = []
+    for folder in folders:
+        lines += _publication_lines(folder)
+    return "\n".join(lines)

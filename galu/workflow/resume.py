@@ -1,0 +1,187 @@
+"""Continue a published run where it stopped: ``galu resume --scale paper-cpu``.
+
+A run at the paper level takes longer than one sitting, and the machine it started on may be
+gone when it is continued (a cluster allocation, a fresh CI-like machine, a colleague's
+laptop). :func:`galu.workflow.publish.publish` keeps in the repository every result file of the run
+with its provenance sidecar, and in ``run-state.json`` what Snakemake needs to trust them:
+its metadata record of each file (rule, code and parameter hashes, input set) and the jobs'
+benchmark tables (the cost model's measurements). :func:`resume` puts them back:
+
+- the published bytes are checked against their sidecars first: a corrupted copy is never
+  put back (its job reruns instead);
+- nothing of a run already in the checkout is overwritten: a file that differs from the
+  published one stops the resume before anything is copied, naming it;
+- Snakemake's metadata is written only where it has none, so its code-, parameter- and
+  input-triggered reruns work on the restored files exactly as on the original machine: an
+  edit of a stage's code since the publication reruns that stage, nothing else;
+- every restored file gets the same modification time, now, so that Snakemake's mtime
+  trigger sees no output older than another. Inputs outside the run (the prepared datasets
+  under ``data/processed``) must exist before the resume: one made after it is newer than
+  the results and reruns their jobs (:func:`missing_data` names them).
+
+Figures are not published: their plot jobs rerun in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from galu.atomic import atomic_path, atomic_write_bytes
+from galu.workflow.provenance import (
+    recorded_sha256,
+    seal_problem,
+    sha256_file,
+    sidecar_mismatch,
+    sidecar_path,
+)
+from galu.workflow.publish import MANIFEST, PUBLISHED, STATE
+from galu.workflow.scales import scaled
+from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
+
+
+class ResumeError(Exception):
+    """The publication cannot be put back (none published, a corrupted copy, a conflict)."""
+
+
+@dataclass
+class Resumed:
+    """What :func:`resume` did: files put back, files already there with the same bytes,
+    Snakemake records written, benchmark tables written, and the dataset arrays the run was
+    made from that this checkout lacks (:func:`missing_data`)."""
+
+    restored: list[str] = field(default_factory=list)
+    present: list[str] = field(default_factory=list)
+    records: int = 0
+    benchmarks: int = 0
+    missing_data: list[str] = field(default_factory=list)
+
+
+def _published(scale: str, root: Path) -> tuple[Path, dict[str, Any]]:
+    folder = root / PUBLISHED / scale
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise ResumeError(
+            f"no published run of the {scale} scale ({manifest.as_posix()} is missing);"
+            f" `galu publish --scale {scale}` makes one"
+        )
+    return folder, json.loads(manifest.read_text())
+
+
+def _check_copies(folder: Path, files: Iterable[str]) -> list[str]:
+    """Published files that fail their provenance: no sealed sidecar, or other bytes than
+    it records (the checks the audit makes of any output)."""
+    bad = []
+    for contract in files:
+        copy = folder / contract
+        side = sidecar_path(copy)
+        problem = (
+            "has no readable sidecar"
+            if recorded_sha256(copy) is None
+            else f"its sidecar {seal_problem(side.read_bytes())}"
+            if seal_problem(side.read_bytes())
+            else "is missing"
+            if not copy.is_file()
+            else sidecar_mismatch(copy)
+        )
+        if problem:
+            bad.append(f"{copy.as_posix()} {problem}")
+    return bad
+
+
+def _plan(folder: Path, files: Iterable[str], scale: str, root: Path) -> tuple[list, list, list]:
+    """(to copy, already present with the same bytes, conflicting) as (contract, target)."""
+    copy, same, conflict = [], [], []
+    for contract in files:
+        target = root / scaled(contract, scale)
+        pair = (contract, target)
+        if not target.exists():
+            copy.append(pair)
+        elif sha256_file(target) == sha256_file(folder / contract):
+            same.append(pair)
+        else:
+            conflict.append(pair)
+    return copy, same, conflict
+
+
+def missing_data(folder: Path, files: Iterable[str], root: Path = Path(".")) -> list[str]:
+    """Dataset arrays (``data/``) the published files were made from that this checkout
+    lacks: prepare them before resuming, or their consumers rerun."""
+    needed = set()
+    for contract in files:
+        record = json.loads(sidecar_path(folder / contract).read_text())
+        for entry in record.get("inputs", []):
+            path = entry.get("path", "") if isinstance(entry, Mapping) else str(entry)
+            if path.startswith("data/"):
+                needed.add(path)
+    return sorted(p for p in needed if not (root / p).is_file())
+
+
+def _write_records(records: Mapping[str, Any], root: Path) -> int:
+    written = 0
+    for target, record in records.items():
+        path = metadata_record_path(target, root / METADATA)
+        if path.exists():
+            continue  # this checkout's own record of the file wins
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, json.dumps(record).encode())
+        written += 1
+    return written
+
+
+def _write_benchmarks(benchmarks: Mapping[str, str], root: Path) -> int:
+    written = 0
+    for rel, text in benchmarks.items():
+        path = root / rel
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, text.encode())
+            written += 1
+    return written
+
+
+def resume(scale: str, root: str | os.PathLike[str] = ".") -> Resumed:
+    """Put the published run of ``scale`` back into ``root`` (see the module docstring).
+    Raises ResumeError, before copying anything, for a missing publication, a published
+    file that fails its sidecar, or a file of the checkout's run that differs from it."""
+    root = Path(root)
+    folder, manifest = _published(scale, root)
+    files = manifest.get("files", [])
+    bad = _check_copies(folder, files)
+    if bad:
+        raise ResumeError(
+            "published file(s) fail their provenance check, so they are not put back: "
+            + "; ".join(bad)
+            + ". Restore them with `git checkout -- published/`, or rerun their jobs."
+        )
+    to_copy, same, conflict = _plan(folder, files, scale, root)
+    if conflict:
+        names = ", ".join(t.relative_to(root).as_posix() for _, t in conflict)
+        raise ResumeError(
+            f"this checkout's {scale} run already has different file(s): {names}. Nothing"
+            " was copied; move them aside (or delete them) to take the published ones."
+        )
+    now = time.time()
+    for contract, target in to_copy:
+        source = folder / contract
+        for src, dest in ((source, target), (sidecar_path(source), sidecar_path(target))):
+            with atomic_path(dest) as temporary:
+                shutil.copyfile(src, temporary)
+    for _, target in to_copy + same:
+        for path in (target, sidecar_path(target)):
+            os.utime(path, (now, now))  # one instant: no restored file older than another
+    state_file = folder / STATE
+    state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    return Resumed(
+        restored=[t.relative_to(root).as_posix() for _, t in to_copy],
+        present=[t.relative_to(root).as_posix() for _, t in same],
+        records=_write_records(state.get("snakemake_metadata", {}), root),
+        benchmarks=_write_benchmarks(state.get("benchmarks", {}), root),
+        missing_data=missing_data(folder, files, root),
+    )
