@@ -48,12 +48,15 @@ ALL_TARGETS = []
 
 
 include: "workflow/rules/data.smk"
-include: "workflow/rules/normalization_static.smk"
-include: "workflow/rules/normalization_training.smk"
-include: "workflow/rules/scm.smk"
-include: "workflow/rules/generalization.smk"
-include: "workflow/rules/memorization.smk"
-# Every stage's figures, from the stages' declarations (galu/<paper>/stage.py).
+
+
+# Each declared stage's compute rules (galu/<paper>/stage.py; workflow/rules/<stage>.smk or
+# <stage>_<part>.smk, in name order), then every stage's figures, from the declarations.
+for stage_rules in STAGE_RULE_FILES:
+
+    include: stage_rules
+
+
 include: "workflow/rules/figures.smk"
 # The verdict reads every stage's outputs: keep it last.
 include: "workflow/rules/report.smk"

@@ -1,15 +1,52 @@
-"""The types a stage declares itself with: :class:`Stage`, its :class:`Figure` s and the
-:class:`Table` s they read. Each paper package's ``stage.py`` holds one ``STAGE``;
-:mod:`galu.workflow.stages` lists them. Plain data: this module imports no workflow machinery.
+"""The types a stage declares itself with: :class:`Stage`, its compute :class:`Job` s, its
+:class:`Figure` s and the :class:`Table` s they read. Each paper package's ``stage.py`` holds
+one ``STAGE``; :mod:`galu.workflow.stages` lists them. Plain data: this module imports no
+workflow machinery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 Config = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of the workflow: its stage, rule, wildcards and benchmark file
+    (``logs/benchmarks/<benchmark>.tsv``), as the rule files expand it."""
+
+    stage: str
+    rule: str
+    benchmark: str
+    wildcards: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``rule`` or ``rule[key=value,...]``, as the plan prints it."""
+        if not self.wildcards:
+            return self.rule
+        inner = ",".join(f"{k}={v}" for k, v in self.wildcards.items())
+        return f"{self.rule}[{inner}]"
+
+
+def _no_override(config: Config, job: Job) -> int:
+    return 0
+
+
+def runtime_settings(
+    sections: Mapping[str, Callable[[Config, Job], Mapping[str, Any]]],
+) -> Callable[[Config, Job], int]:
+    """A stage's ``runtime_min``: rule -> the config section whose ``runtime_min`` sets the
+    runtime of that rule's jobs (minutes; 0, and any rule not named: the cost model's)."""
+
+    def runtime_min(config: Config, job: Job) -> int:
+        section = sections.get(job.rule)
+        return int(section(config, job)["runtime_min"]) if section else 0
+
+    return runtime_min
 
 
 @dataclass(frozen=True)
@@ -43,13 +80,20 @@ class Stage:
     """One stage of the workflow: the experiments of one paper (or of one part of it).
 
     ``paper``: the claims' paper id (``workflow/claims.yaml``); ``category``: the report's
-    section for its figures; ``figures(config)``: its figures at a configuration, in order.
-    The drawing functions live in ``galu.<name>.figures`` (:attr:`figures_module`)."""
+    section for its figures; ``figures(config)``: its figures at a configuration, in order
+    (the drawing functions live in ``galu.<name>.figures``, :attr:`figures_module`);
+    ``jobs(config)``: the jobs of its compute rules (``workflow/rules/<name>*.smk``; the plot
+    jobs follow from the figures); ``runtime_min(config, job)``: the minutes a configuration
+    sets for a job's ``runtime`` (0: the cost model's); ``order``: its place among the
+    stages (the configuration's default ``stages`` list them in this order)."""
 
     name: str
     paper: str
     category: str
+    order: int
     figures: Callable[[Config], Sequence[Figure]]
+    jobs: Callable[[Config], Iterable[Job]]
+    runtime_min: Callable[[Config, Job], int] = _no_override
 
     @property
     def figures_module(self) -> str:

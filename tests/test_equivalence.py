@@ -150,6 +150,44 @@ def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
     assert Ledger.load(toy).entries == {}
 
 
+def test_a_script_left_unchanged_in_output_is_recorded_beside_one_that_changed(toy, monkeypatch):
+    """One commit changes both modules: a's output changes, b's does not; b is recorded."""
+    from galu.workflow.equivalence_check import check
+
+    (toy / "galu/mod_a.py").write_text("OUTPUT = 'c'\n")
+    (toy / "galu/mod_b.py").write_text("OUTPUT = 'b'\nX = 1\n")
+    _git(toy, "commit", "-qam", "both")
+    outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert outcome.different == ["tiny: results/a.csv"]
+    assert outcome.unproven == {"scripts/a.py"}
+    assert [s.script for s in outcome.recorded] == ["scripts/b.py"]
+
+
+def test_an_identical_output_made_from_other_inputs_is_no_evidence(toy, monkeypatch):
+    """b's bytes do not change, but it read a's output, which did: b gets no record."""
+    import json
+
+    import galu.workflow.equivalence_check as check_module
+
+    faked = check_module.run_scale
+
+    def reading_a(tree: Path, *args, **kwargs) -> None:
+        faked(tree, *args, **kwargs)
+        side = tree / "results/b.csv.meta.json"
+        a_bytes = (tree / "results/a.csv").read_text()
+        record = {**json.loads(side.read_text()), "inputs": [{"path": "results/a.csv",
+                                                             "sha256": a_bytes}]}  # fmt: skip
+        side.write_text(json.dumps(record))
+
+    monkeypatch.setattr(check_module, "run_scale", reading_a)
+    (toy / "galu/mod_a.py").write_text("OUTPUT = 'c'\n")
+    (toy / "galu/mod_b.py").write_text("OUTPUT = 'b'\nX = 1\n")
+    _git(toy, "commit", "-qam", "both")
+    outcome = check_module.check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert outcome.different == ["tiny: results/a.csv"]
+    assert outcome.unproven == {"scripts/a.py", "scripts/b.py"} and outcome.recorded == []
+
+
 def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: Path):
     from galu.workflow.equivalence_check import check
 
@@ -193,7 +231,7 @@ def test_the_command_says_what_it_recorded_or_what_differs(toy: Path, capsys):
     _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert "1 output(s) differ, so the change is not number-neutral" in out
+    assert "1 output(s) differ: no evidence for scripts/a.py (an output differs" in out
     assert "tiny: results/a.csv" in out
     _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'  # a comment only")
     assert main([*args[:2], "HEAD~1", *args[3:]]) == 0

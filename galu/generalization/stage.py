@@ -4,7 +4,8 @@ sec. 5): one figure per dataset of the configuration, each reading that dataset'
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Stage, Table
+from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.generalization.accuracy import IMAGE_DATASETS
 
 RUN_TABLE = "results/generalization/runs/{name}.csv"
 IMAGE_COMPUTED_BY = (
@@ -20,7 +21,6 @@ FIGURES = {
     "linear": ("generalization_linear.rst", "Linearly separable data"),
     "parity": ("generalization_parity.rst", "Parity"),
 }
-IMAGES = ("mnist", "fashion_mnist")
 
 
 def figures(config: Config) -> list[Figure]:
@@ -31,7 +31,7 @@ def figures(config: Config) -> list[Figure]:
     for name, (caption, subcategory) in FIGURES.items():
         if name not in gen["datasets"]:
             continue
-        image = name in IMAGES
+        image = name in IMAGE_DATASETS
         made_by = IMAGE_COMPUTED_BY if image else SYNTHETIC_COMPUTED_BY
         draw = {"dataset": name, "depth": gen["images"]["depth"]} if image else {}
         table = Table(RUN_TABLE.format(name=name), made_by)
@@ -39,4 +39,36 @@ def figures(config: Config) -> list[Figure]:
     return found
 
 
-STAGE = Stage(name="generalization", paper="galu", category="GaLU generalization", figures=figures)
+def jobs(config: Config) -> list[Job]:
+    """One training job per dataset of ``generalization.datasets``, and the accuracy table."""
+    found = []
+    for name in config["generalization"]["datasets"]:
+        if name in IMAGE_DATASETS:
+            rule, wildcards = "generalization_images", {"gen_image": name}
+        else:
+            rule, wildcards = "generalization_synthetic", {"gen_task": name}
+        found.append(Job("generalization", rule, f"generalization/{name}", wildcards))
+    found.append(Job("generalization", "generalization_accuracy", "generalization/accuracy"))
+    return found
+
+
+# The settings whose runtime_min sets a job's runtime: the images section, or the task's.
+runtime_min = runtime_settings(
+    {
+        "generalization_images": lambda config, job: config["generalization"]["images"],
+        "generalization_synthetic": lambda config, job: config["generalization"][
+            job.wildcards["gen_task"]
+        ],
+    }
+)
+
+
+STAGE = Stage(
+    name="generalization",
+    paper="galu",
+    category="GaLU generalization",
+    order=2,
+    figures=figures,
+    jobs=jobs,
+    runtime_min=runtime_min,
+)

@@ -3,7 +3,7 @@ figures and the tables they read (read by the workflow through :mod:`galu.workfl
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Stage, Table
+from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
 
 _TRAIN = "galu.normalization.trainability.train_depth"
 _OUTCOMES = "galu.normalization.trainability.run_outcomes"
@@ -61,11 +61,56 @@ def figures(config: Config) -> list[Figure]:
             subcategory,
             {table: TABLES[table] for table in read},
             draw=draw.get(name, {}),
-        )  # fmt: skip
+        )
         for name, (file, subcategory, read) in FIGURES.items()
     ]
 
 
+def jobs(config: Config) -> list[Job]:
+    """Per trained activation, its learning-rate sweep and one training job per depth; the
+    coefficients, isometry, trainability, spectra and correlations tables."""
+    train = config["normalization"]["trainability"]
+    found = []
+    for act in train["activations"]:
+        found.append(
+            Job(
+                "normalization",
+                "normalization_lr_sweep",
+                f"normalization/lr_sweep_{act}",
+                {"norm_activation": act},
+            )
+        )
+        found += [
+            Job(
+                "normalization",
+                "normalization_train",
+                f"normalization/train_{act}_depth{depth}",
+                {"norm_activation": act, "norm_depth": str(depth)},
+            )
+            for depth in train["depths"]
+        ]
+    tables = ("coefficients", "isometry", "trainability", "spectra", "correlations")
+    return found + [
+        Job("normalization", f"normalization_{n}", f"normalization/{n}") for n in tables
+    ]
+
+
+def _training(config: Config, job: Job) -> dict:
+    return config["normalization"]["trainability"]
+
+
+# normalization.trainability.runtime_min sets the runtime of the jobs that train.
+runtime_min = runtime_settings(
+    {"normalization_lr_sweep": _training, "normalization_train": _training}
+)
+
+
 STAGE = Stage(
-    name="normalization", paper="normalization", category="Static normalization", figures=figures
+    name="normalization",
+    paper="normalization",
+    category="Static normalization",
+    order=4,
+    figures=figures,
+    jobs=jobs,
+    runtime_min=runtime_min,
 )

@@ -242,21 +242,21 @@ def _equivalence(args: argparse.Namespace) -> int:
         )
     except (EquivalenceError, LedgerError) as error:
         raise UsageError(str(error)) from None
-    if outcome.different:
-        print(
-            f"galu equivalence: {len(outcome.different)} output(s) differ, so the change is"
-            " not number-neutral and nothing was recorded; their jobs rerun as usual:"
-        )
-        print("\n".join(f"  {path}" for path in outcome.different))
-        return 1
     untested = [c.script for c in outcome.changes if not outcome.compared.get(c.script)]
     for step in outcome.recorded:
         print(f"recorded {step.evidence()}")
     if untested:
         print(f"not recorded (no output at the scales run, so no evidence): {', '.join(untested)}")
+    if outcome.different:
+        print(
+            f"galu equivalence: {len(outcome.different)} output(s) differ: no evidence for"
+            f" {', '.join(sorted(outcome.unproven))} (an output differs, or was made from"
+            " inputs that differ), nothing recorded for them, their jobs rerun as usual:"
+        )
+        print("\n".join(f"  {path}" for path in outcome.different))
     if outcome.recorded:
         print(f"galu equivalence: commit {LEDGER} with the code it vouches for.")
-    return 0
+    return 1 if outcome.different else 0
 
 
 def _publish(args: argparse.Namespace) -> int:

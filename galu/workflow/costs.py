@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from galu.declarations import Job
 from galu.generalization.layout import pads_widths
 from galu.memorization.grid import underparam_points
 from galu.memorization.width_search import search_min_width
 from galu.workflow.config import load_yaml
 from galu.workflow.data.registry import get_dataset
-from galu.workflow.jobs import Job
 
 CONSTANTS = "workflow/costs/constants.yaml"
 

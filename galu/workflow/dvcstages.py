@@ -42,7 +42,7 @@ def scripts_of(rule_file: Path) -> list[str]:
 
 def code_deps(root: Path, stage: str, scanner: CodeScanner | None = None) -> list[str]:
     """Sorted code deps of one stage: its rule files and its scripts' code closures, and for
-    a stage with figures (``galu/<paper>/stage.py``) the rule file that makes its plot rules
+    a declared stage its ``galu/<paper>/stage.py``, the rule file that makes its plot rules
     and the closure of the plot script with the stage's figures module."""
     scanner = scanner or CodeScanner(root)
     deps: set[str] = set()
@@ -51,8 +51,8 @@ def code_deps(root: Path, stage: str, scanner: CodeScanner | None = None) -> lis
         for script in scripts_of(rule_file):
             deps.update(scanner.closure(script).files)
     declared = {each.name: each for each in stages()}
-    if stage in declared:
-        deps.add(FIGURE_RULES)
+    if stage in declared:  # its declaration, read by name (galu.workflow.stages)
+        deps.update({FIGURE_RULES, f"galu/{stage}/stage.py"})
         deps.update(scanner.closure(PLOT_SCRIPT, [declared[stage].figures_module]).files)
     return sorted(deps)
 

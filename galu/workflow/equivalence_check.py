@@ -11,9 +11,12 @@ The evidence is mechanical (galu/workflow/equivalence.py says what it vouches fo
 3. every output whose sidecar names a changed script is compared byte for byte between the
    two folders (the sidecars themselves hold times and commits, and are left out).
 
-When every compared output is identical, each changed closure is recorded as the same as
-its base closure in :data:`galu.workflow.equivalence.LEDGER`; otherwise nothing is recorded and the
-differing files are named. Its cost is two runs of each scale (minutes on 2 cores).
+A changed script whose every output is identical, and was made from identical inputs (the
+hashes its sidecars record), has its closure recorded as the same as its base closure in
+:data:`galu.workflow.equivalence.LEDGER`; a script with an output that differs, or that read
+inputs which differ, gets no record, and the differing files are named (so a change that
+alters one table still vouches for the scripts it left alone, never for those downstream of
+the altered table). Its cost is two runs of each scale (minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Outcome:
     changes: list[Change] = field(default_factory=list)
     compared: dict[str, int] = field(default_factory=dict)  # script -> outputs compared
     different: list[str] = field(default_factory=list)
+    unproven: set[str] = field(default_factory=set)  # scripts whose outputs are no evidence
     recorded: list[Equivalence] = field(default_factory=list)
 
 
@@ -166,27 +170,36 @@ def run_scale(
         )
 
 
-def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str]]:
-    """Output path -> (script, sha256 of its bytes), for every output one of ``scripts`` made."""
+def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str, tuple]]:
+    """Output path -> (script, sha256 of its bytes, the inputs its sidecar records with their
+    hashes), for every output one of ``scripts`` made."""
     found = {}
     for folder in COMPARED:
         for side in sorted((tree / folder).rglob(f"*{SIDECAR_SUFFIX}")):
-            code = json.loads(side.read_text()).get("code") or {}
+            record = json.loads(side.read_text())
+            code = record.get("code") or {}
             script = code_label(code) if code.get("script") else None
             if script in scripts:
                 output = Path(str(side)[: -len(SIDECAR_SUFFIX)])
-                found[output.relative_to(tree).as_posix()] = (script, sha256_file(output))
+                inputs = tuple(sorted((i["path"], i["sha256"]) for i in record.get("inputs", [])))
+                found[output.relative_to(tree).as_posix()] = (script, sha256_file(output), inputs)
     return found
 
 
-def compare(base: Path, head: Path, scripts: set[str]) -> tuple[dict[str, int], list[str]]:
-    """(outputs compared per script, the outputs that differ or exist on one side only)."""
+def compare(
+    base: Path, head: Path, scripts: set[str]
+) -> tuple[dict[str, int], list[str], set[str]]:
+    """(outputs compared per script, the outputs that differ or exist on one side only, the
+    scripts without evidence: one of their outputs differs, or was made from other inputs, so
+    that its bytes say nothing of the code alone)."""
     before, after = outputs_of(base, scripts), outputs_of(head, scripts)
     counts: dict[str, int] = {}
-    for script, _ in {**before, **after}.values():
+    for script, *_ in {**before, **after}.values():
         counts[script] = counts.get(script, 0) + 1
-    different = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
-    return counts, different
+    paths = set(before) | set(after)
+    different = sorted(p for p in paths if before.get(p, ())[1:2] != after.get(p, ())[1:2])
+    unproven = {(before.get(p) or after[p])[0] for p in paths if before.get(p) != after.get(p)}
+    return counts, different, unproven
 
 
 def check(
@@ -242,15 +255,14 @@ def check(
                     f" (its log: {log})…"
                 )
                 run_scale(tree, scale, cores, log, stages)
-            counts, different = compare(trees["base"], trees["head"], scripts)
+            counts, different, unproven = compare(trees["base"], trees["head"], scripts)
             for script, count in counts.items():
                 outcome.compared[script] = outcome.compared.get(script, 0) + count
             outcome.different += [f"{scale}: {path}" for path in different]
+            outcome.unproven |= unproven
             for name in trees:  # the next scale runs from nothing too
                 for folder in ("results", "figures", "logs", ".snakemake"):
                     shutil.rmtree(trees[name] / folder, ignore_errors=True)
-    if outcome.different:
-        return outcome
     outcome.recorded = [
         Equivalence(
             c.script,
@@ -263,7 +275,8 @@ def check(
             tuple(c.changed),
         )
         for c in outcome.changes
-        if outcome.compared.get(c.script)  # no output at these scales: no evidence
+        # no output at these scales, or an output that differs: no evidence
+        if outcome.compared.get(c.script) and c.script not in outcome.unproven
     ]
     if outcome.recorded:
         ledger.add(outcome.recorded)

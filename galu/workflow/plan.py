@@ -16,34 +16,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from galu.declarations import Job
 from galu.workflow.costs import CostModel, Prediction, mem_request, runtime_request
-from galu.workflow.jobs import STAGE_ORDER, Job, workflow_jobs
+from galu.workflow.jobs import STAGE_ORDER, runtime_override, workflow_jobs
 
 # Set to 1 to start a run the pre-flight would refuse (a prediction you know to be wrong).
 SKIP_ENV = "GALU_SKIP_COST_CHECK"
-
-# Config keys that override the model's runtime for a rule's jobs (minutes; 0 = the model).
-RUNTIME_OVERRIDES = {
-    "memorization_underparam": ("memorization", "underparam", "runtime_min"),
-    "generalization_images": ("generalization", "images", "runtime_min"),
-    "scm_simulation": ("scm", "simulation", "runtime_min"),
-    "scm_schedules": ("scm", "simulation", "runtime_min"),
-    "normalization_lr_sweep": ("normalization", "trainability", "runtime_min"),
-    "normalization_train": ("normalization", "trainability", "runtime_min"),
-}
-
-
-def runtime_override(config: Mapping[str, Any], job: Job) -> int:
-    """The ``runtime_min`` a configuration sets for ``job`` (0: none, the model decides)."""
-    if job.rule == "memorization_search":
-        return int(config["memorization"]["min_width"][job.wildcards["criterion"]]["runtime_min"])
-    if job.rule == "generalization_synthetic":
-        return int(config["generalization"][job.wildcards["gen_task"]]["runtime_min"])
-    keys = RUNTIME_OVERRIDES.get(job.rule)
-    if keys is None:
-        return 0
-    section, name, key = keys
-    return int(config[section][name][key])
 
 
 def declared_runtime(prediction: Prediction, config: Mapping[str, Any]) -> int:

@@ -14,14 +14,31 @@ fails the dry run.
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
+import galu
 from galu.declarations import Stage
-from galu.generalization.stage import STAGE as GENERALIZATION
-from galu.memorization.stage import STAGE as MEMORIZATION
-from galu.normalization.stage import STAGE as NORMALIZATION
-from galu.scm.stage import STAGE as SCM
+
+
+def _discover() -> tuple[Stage, ...]:
+    """The ``STAGE`` of every ``galu/<package>/stage.py``, by their ``order``: a new paper
+    package with a ``stage.py`` is a stage, no machinery module lists it. (Imported by
+    name: the code closure of a job that reads the declarations does not hold them, so
+    editing one stage's declaration reruns no other stage's jobs.)"""
+    root = Path(galu.__file__).parent
+    found = [
+        importlib.import_module(f"galu.{path.parent.name}.stage").STAGE
+        for path in sorted(root.glob("*/stage.py"))
+    ]
+    orders = [each.order for each in found]
+    if len(set(orders)) != len(orders):
+        raise ValueError(f"two stages declare the same order: {sorted(orders)}")
+    return tuple(sorted(found, key=lambda each: each.order))
+
 
 # The workflow's stages in order (the order the configuration's default lists them).
-STAGES = (MEMORIZATION, GENERALIZATION, SCM, NORMALIZATION)
+STAGES = _discover()
 # Every stage's plot rules: one rule file, one script (its rule names the figures module).
 FIGURE_RULES = "workflow/rules/figures.smk"
 PLOT_SCRIPT = "scripts/plot.py"

@@ -27,6 +27,7 @@ from galu.workflow.report_build import install_report
 from galu.workflow.scales import scaled, unscaled
 from galu.seeding import run_seeds
 from galu.workflow.sitekeys import site_device
+from galu.workflow.dvcstages import rule_files
 from galu.workflow.stages import stages
 from galu.workflow.warm_jobs import MIN_JOBS as WARM_MIN_JOBS
 from galu.workflow.warm_jobs import SOCKET_ENV as WARM_SOCKET_ENV
@@ -75,6 +76,13 @@ config["device"] = site_device(config["device"], local=workflow.local_exec)
 SCALE = config["scale"]
 # Every stage's declaration (galu/<paper>/stage.py): its paper, figures and their tables.
 STAGES = stages()
+# Their compute rules, included by the Snakefile: workflow/rules/<stage>.smk, or the stage's
+# <stage>_<part>.smk files in name order (paths relative to the Snakefile).
+STAGE_RULE_FILES = [
+    f"workflow/rules/{path.name}"
+    for each in STAGES
+    for path in rule_files(Path(workflow.basedir), each.name)
+]
 
 
 def out(path):

@@ -4,6 +4,8 @@
 # training job per experiment, each fitting all its networks as padded ensembles; the two
 # searches land in runs/ and are stacked into min_width.csv. The figures: figures.smk.
 
+from galu.memorization.stage import CRITERIA as MEM_CRITERIA
+
 MEM = config["memorization"]
 # Settings a job depends on: runtime_min only sizes the scheduler request and is left out, so
 # changing it never reruns a job.
@@ -25,7 +27,7 @@ MEM_GPU = 1 if MEM["gpu"] else 0
 
 
 wildcard_constraints:
-    criterion="mse|zero_error",
+    criterion="|".join(MEM_CRITERIA),
     part=r"\d+",
 
 
@@ -97,9 +99,7 @@ rule memorization_search_table:
 
 rule memorization_min_width:
     input:
-        expand(
-            rules.memorization_search_table.output.csv, criterion=["mse", "zero_error"]
-        ),
+        expand(rules.memorization_search_table.output.csv, criterion=MEM_CRITERIA),
     output:
         **with_sidecars(csv=out("results/memorization/min_width.csv")),
     log:

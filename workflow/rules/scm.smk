@@ -4,8 +4,10 @@
 # eigenvalues; figures like the paper's Figs. 1-4. Plot rules read the per-setting tables;
 # the aggregate trajectories.csv and stability.csv are the contract the claims read.
 
+from galu.scm.stage import SETTINGS as SCM_STAGE_SETTINGS
+
 SCM = config["scm"]
-SCM_SETTINGS = ["perceptron", "relu_k2m2", "relu_k3m2", "erf_k3m2", "relu_k2m3"]
+SCM_SETTINGS = list(SCM_STAGE_SETTINGS)  # galu/scm/stage.py
 SCM_RUN = out("results/scm/runs/{setting}_{source}.csv")
 # Each job gets only the keys it uses, so a change reruns only the jobs it affects.
 SCM_ODE_KEYS = ("activation", "etas", "forms", "R0", "Q0", "alpha_max")
