@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from galu.scm.odes import CommitteeODE, integrate, log_alpha_grid
-from galu.scm.stability import analyse, find_fixed_point, jacobian
+from galu.scm.stability import analyse, find_fixed_point, flow_jacobian
 
 
 @pytest.mark.parametrize("eta", [0.05, 0.5, 1.0, 1.9, 2.1, 3.0])
@@ -18,7 +18,7 @@ def test_perceptron_fixed_point_and_eigenvalues(eta: float) -> None:
     np.testing.assert_allclose(result.eigenvalues, expected, atol=1e-6)
     # and the whole Jacobian: d(dR)/dR = -eta/2, d(dR)/dQ = 0, d(dQ)/dR = eta - eta^2
     exact = [[-eta / 2, 0.0], [eta - eta**2, eta**2 / 2 - eta]]
-    np.testing.assert_allclose(result.jacobian, exact, atol=1e-6)
+    np.testing.assert_allclose(result.flow_jacobian, exact, atol=1e-6)
 
 
 def test_fixed_point_is_found_from_a_nearby_start() -> None:
@@ -31,7 +31,7 @@ def test_jacobian_matches_central_differences_inside_the_realizable_set() -> Non
     y = np.array([0.3, 0.1, 0.05, 0.4, 0.5, 0.05, 0.6])
     h = 1e-4
     columns = [(ode.rhs(0, y + h * e) - ode.rhs(0, y - h * e)) / (2 * h) for e in np.eye(7)]
-    np.testing.assert_allclose(jacobian(ode, y, step=1e-5), np.stack(columns, 1), atol=1e-7)
+    np.testing.assert_allclose(flow_jacobian(ode, y, step=1e-5), np.stack(columns, 1), atol=1e-7)
 
 
 def test_relu_two_unit_plateau_has_one_unstable_specializing_direction() -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 
 IMAGE_DATASETS = ("mnist", "fashion_mnist")
 SYNTHETIC_DATASETS = ("clusters", "linear", "parity")
-DATASETS = (*IMAGE_DATASETS, *SYNTHETIC_DATASETS)
+GENERALIZATION_DATASETS = (*IMAGE_DATASETS, *SYNTHETIC_DATASETS)
 CONTRACT_COLUMNS = [
     "dataset",
     "model",
@@ -48,15 +48,15 @@ def accuracy_table(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         raise ValueError("frames must hold at least one per-dataset table, got none")
     table = pd.concat(frames, ignore_index=True)
-    unknown = sorted(set(table["dataset"]) - set(DATASETS))
+    unknown = sorted(set(table["dataset"]) - set(GENERALIZATION_DATASETS))
     if unknown:
-        raise ValueError(f"dataset must be one of {DATASETS}, got {unknown}")
+        raise ValueError(f"dataset must be one of {GENERALIZATION_DATASETS}, got {unknown}")
     for column in EXTRA_COLUMNS:
         if column not in table:
             table[column] = np.nan
     table = table[CONTRACT_COLUMNS + EXTRA_COLUMNS]
     table["subset_size"] = table["subset_size"].astype("Int64")
-    order = {name: i for i, name in enumerate(DATASETS)}
+    order = {name: i for i, name in enumerate(GENERALIZATION_DATASETS)}
     keys = ["dataset", "task", "sigma_y", "subset_size", "n_train", "model", "width", "seed"]
     table = table.sort_values(keys, key=lambda c: c.map(order) if c.name == "dataset" else c)
     return table.reset_index(drop=True)

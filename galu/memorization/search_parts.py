@@ -14,10 +14,10 @@ from typing import TypeVar
 
 import pandas as pd
 
-Task = TypeVar("Task")
+Item = TypeVar("Item")
 
 
-def search_part(tasks: Sequence[Task], part: int, parts: int) -> list[Task]:
+def search_part(tasks: Sequence[Item], part: int, parts: int) -> list[Item]:
     """The searches of job ``part`` of ``parts``: every ``parts``-th task of the grid from
     ``part`` on, so that each job gets small and large m alike."""
     if not 0 <= part < parts:

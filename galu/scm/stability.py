@@ -37,7 +37,7 @@ class Stability:
     """
 
     fixed_point: Array
-    jacobian: Array
+    flow_jacobian: Array
     eigenvalues: Array
     eigenvectors: Array
 
@@ -57,7 +57,7 @@ def find_fixed_point(ode: CommitteeODE, y0: Array, tol: float = 1e-12) -> Array:
     return sol.x
 
 
-def jacobian(ode: CommitteeODE, y: Array, step: float = 1e-5) -> Array:
+def flow_jacobian(ode: CommitteeODE, y: Array, step: float = 1e-5) -> Array:
     """``d rhs / d y`` at ``y`` by central differences, or Richardson one-sided at the boundary."""
     y = np.asarray(y, dtype=float)
     if step <= 0:
@@ -102,7 +102,7 @@ def _one_sided(f, y: Array, direction: Array) -> Array:
 
 def analyse(ode: CommitteeODE, y: Array, step: float = 1e-5) -> Stability:
     """Jacobian at ``y`` and its eigenvalues and eigenvectors."""
-    jac = jacobian(ode, y, step)
+    jac = flow_jacobian(ode, y, step)
     values, vectors = np.linalg.eig(jac)
     order = np.lexsort((-values.imag, -values.real))
     values, vectors = values[order], vectors[:, order]

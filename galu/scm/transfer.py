@@ -18,7 +18,7 @@ from scipy import special
 if TYPE_CHECKING:  # torch is imported only by callers that pass tensors (the simulation)
     import torch
 
-ACTIVATIONS = ("relu", "erf")
+TRANSFER_FUNCTIONS = ("relu", "erf")
 
 ArrayT = TypeVar("ArrayT", np.ndarray, "torch.Tensor")
 
@@ -27,9 +27,9 @@ _ERF_SLOPE = math.sqrt(2.0 / math.pi)  # d/dx erf(x / sqrt 2) at x = 0
 
 
 def check_activation(activation: str) -> str:
-    """Return ``activation`` if it is one of :data:`ACTIVATIONS`, else raise ValueError."""
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    """Return ``activation`` if it is one of :data:`TRANSFER_FUNCTIONS`, else raise ValueError."""
+    if activation not in TRANSFER_FUNCTIONS:
+        raise ValueError(f"activation must be one of {TRANSFER_FUNCTIONS}, got {activation!r}")
     return activation
 
 

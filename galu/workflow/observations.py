@@ -274,7 +274,7 @@ def training(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
-def jacobian(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+def jacobian_spectra(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """Per activation and depth (smallest width): the fraction of squared singular values
     that are numerically zero, the median and the spread in decades of the others."""
     rows = tables["results/normalization/jacobian.csv"]
@@ -382,7 +382,7 @@ OBSERVATIONS: dict[str, tuple[tuple[str, ...], Describe]] = {
     ),
     "figures/normalization/jacobian_spectra.png": (
         ("results/normalization/jacobian.csv",),
-        jacobian,
+        jacobian_spectra,
     ),
     "figures/normalization/correlations.png": (
         ("results/normalization/correlations.csv",),
