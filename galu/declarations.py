@@ -11,6 +11,43 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Config = Mapping[str, Any]
+Wildcards = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What a job's cost formula needs: ``work`` (flops), ``steps`` (Python-level
+    iterations), ``bytes`` held at once, and whether it asks for a GPU."""
+
+    work: float = 0.0
+    steps: float = 0.0
+    bytes: float = 0.0
+    gpu: bool = False
+
+    def __add__(self, other: Sizes) -> Sizes:
+        return Sizes(
+            self.work + other.work,
+            self.steps + other.steps,
+            max(self.bytes, other.bytes),
+            self.gpu or other.gpu,
+        )
+
+
+def _train(steps: int, batch: int, macs: float) -> Sizes:
+    """One ensemble trained for ``steps`` steps on ``batch`` samples, ``macs`` being the
+    multiply-adds of all its members for one sample (forward + backward: 6 flops each)."""
+    return Sizes(work=6.0 * steps * batch * macs, steps=steps)
+
+
+def train_sizes(steps: int, batch: int, macs: float) -> Sizes:
+    """One ensemble trained for ``steps`` steps on ``batch`` samples, ``macs`` being the
+    multiply-adds of all its members for one sample (forward + backward: 6 flops each)."""
+    return Sizes(work=6.0 * steps * batch * macs, steps=steps)
+
+
+# A rule's cost formula: the sizes of one of its jobs (galu/workflow/costs.py fits the
+# constants that turn them into seconds and megabytes).
+Formula = Callable[[Config, Wildcards], Sizes]
 
 
 @dataclass(frozen=True)
@@ -85,7 +122,8 @@ class Stage:
     ``jobs(config)``: the jobs of its compute rules (``workflow/rules/<name>*.smk``; the plot
     jobs follow from the figures); ``runtime_min(config, job)``: the minutes a configuration
     sets for a job's ``runtime`` (0: the cost model's); ``order``: its place among the
-    stages (the configuration's default ``stages`` list them in this order)."""
+    stages (the configuration's default ``stages`` list them in this order); ``costs``: rule
+    -> its cost :data:`Formula` (a rule without one costs its fitted constants only)."""
 
     name: str
     paper: str
@@ -94,6 +132,7 @@ class Stage:
     figures: Callable[[Config], Sequence[Figure]]
     jobs: Callable[[Config], Iterable[Job]]
     runtime_min: Callable[[Config, Job], int] = _no_override
+    costs: Mapping[str, Formula] = field(default_factory=dict)
 
     @property
     def figures_module(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
 from galu.generalization.accuracy import IMAGE_DATASETS
+from galu.generalization.costs import COSTS
 
 RUN_TABLE = "results/generalization/runs/{name}.csv"
 IMAGE_COMPUTED_BY = (
@@ -71,4 +72,5 @@ STAGE = Stage(
     figures=figures,
     jobs=jobs,
     runtime_min=runtime_min,
+    costs=COSTS,
 )

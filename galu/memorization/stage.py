@@ -5,6 +5,7 @@ workflow through :mod:`galu.workflow.stages`)."""
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.memorization.costs import COSTS
 
 # A criterion's stacked search table (workflow/rules/memorization.smk), and what computed it.
 SEARCH_TABLE = "results/memorization/runs/min_width_{criterion}.csv"
@@ -96,4 +97,5 @@ STAGE = Stage(
     figures=figures,
     jobs=jobs,
     runtime_min=runtime_min,
+    costs=COSTS,
 )

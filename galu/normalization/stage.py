@@ -4,6 +4,7 @@ figures and the tables they read (read by the workflow through :mod:`galu.workfl
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.normalization.costs import COSTS
 
 _TRAIN = "galu.normalization.trainability.train_depth"
 _OUTCOMES = "galu.normalization.trainability.run_outcomes"
@@ -113,4 +114,5 @@ STAGE = Stage(
     figures=figures,
     jobs=jobs,
     runtime_min=runtime_min,
+    costs=COSTS,
 )

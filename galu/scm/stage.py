@@ -5,6 +5,7 @@ workflow through :mod:`galu.workflow.stages`)."""
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.scm.costs import COSTS
 from galu.seeding import run_seeds
 
 # The settings of workflow/rules/scm.smk: ODE and simulation tables per setting.
@@ -100,4 +101,5 @@ STAGE = Stage(
     figures=figures,
     jobs=jobs,
     runtime_min=runtime_min,
+    costs=COSTS,
 )

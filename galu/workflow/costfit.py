@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from galu.declarations import Job
-from galu.workflow.costs import CostModel, Prediction, Sizes, job_sizes
+from galu.declarations import Job, Sizes
+from galu.workflow.costs import CostModel, Prediction, job_sizes
 from galu.workflow.jobs import workflow_jobs
 from galu.workflow.runconfig import run_config
 from galu.workflow.scales import QUICK, scale_of, scaled
