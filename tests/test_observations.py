@@ -9,17 +9,15 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
+from galu.memorization.sentences import zero_error
 from galu.normalization.jacobian_summary import jacobian_stats
+from galu.scm.sentences import perceptron, scm_settings
+from galu.sentences import path, trend
 from galu.workflow.observations import (
     OBSERVATIONS,
     observation_sources,
     observations,
     observations_rst,
-    path,
-    perceptron,
-    scm_settings,
-    trend,
-    zero_error,
 )
 
 
@@ -140,6 +138,8 @@ def test_caption_paragraph_renders_and_sources_cover_every_figure(tmp_path):
     text = observations_rst(figure, tmp_path)
     html = publish_parts(jinja2.Template(text).render(), writer="html")["body"]
     assert "system-message" not in html and "Mean |cos|" in html
+    # the paragraph names the module that wrote its sentences
+    assert "by ``galu/normalization/sentences.py``" in text
     assert observations_rst("figures/none.png", tmp_path) == ""
     assert observation_sources([figure, "figures/none.png"]) == [
         "results/normalization/correlations.csv"
@@ -155,7 +155,7 @@ def test_noise_below_the_floor_never_reads_as_growth():
 
 
 def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
-    from galu.workflow.observations import sign_change
+    from galu.scm.sentences import sign_change
 
     text = sign_change(stability({1.9: -0.1, 2.0: 3e-9, 2.1: 0.1})[["eta", "eigenvalue_real"]])
     assert text == (
@@ -166,7 +166,7 @@ def test_eigenvalue_sign_change_reports_the_zero_at_the_critical_eta():
 
 
 def test_min_width_sentence_per_model_direction_and_single_points():
-    from galu.workflow.observations import min_width
+    from galu.memorization.sentences import min_width
 
     rows = pd.DataFrame(
         dict(

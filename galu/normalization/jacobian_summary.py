@@ -1,6 +1,6 @@
 """A summary of a Jacobian's squared singular values, shared by the jacobian figure
 (:mod:`galu.normalization.figures`) and its caption's data sentences
-(:mod:`galu.workflow.observations`): how much of the spectrum is numerically zero, and the median
+(:mod:`galu.normalization.sentences`): how much of the spectrum is numerically zero, and the median
 and spread of the rest."""
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""What the memorization stage's figures show, in words computed from their CSVs
+(Fiat, Malach & Shalev-Shwartz, arXiv 1906.05032, sec. 3).
+
+One function per figure, tables in (contract path -> frame), sentences out; :data:`SENTENCES`
+names each figure's CSVs and its function. The report captions append them
+(:mod:`galu.workflow.observations`), so a caption cannot say "grows" where the data fall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from galu.sentences import Describe, join, number, trend
+
+
+def zero_error(tables: Mapping[str, pd.DataFrame], band: float = 0.25) -> list[str]:
+    """Range of min_width * d / m per model, and every search outside ``1 +- band``."""
+    rows = tables["results/memorization/min_width.csv"]
+    rows = rows[rows["criterion"] == "zero_error"]
+    found = rows[rows["found"].astype(bool)]
+    parts = [
+        f"{model} from {number(one['kd_over_m'].min())} to {number(one['kd_over_m'].max())} "
+        f"(median {number(one['kd_over_m'].median())}, {len(one)} searches)"
+        for model, one in found.groupby("model", sort=False)
+    ]
+    lines = ["min_width * d / m: " + join(parts) + "."] if parts else []
+    outside = found[(found["kd_over_m"] - 1).abs() > band]
+    if len(outside):
+        listed = ", ".join(
+            f"{r.model} at m = {r.m}, d = {r.d}, seed {r.seed}: {number(r.kd_over_m)}"
+            for r in outside.sort_values("kd_over_m", ascending=False).itertuples()
+        )
+        lines.append(
+            f"{len(outside)} of {len(found)} searches lie outside 1 ± {band:g} ({listed})."
+        )
+    else:
+        lines.append(f"All {len(found)} searches lie within 1 ± {band:g}.")
+    failed = rows[~rows["found"].astype(bool)]
+    if len(failed):
+        lines.append(f"{len(failed)} search(es) found no width up to the largest tried.")
+    return lines
+
+
+def underparam(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per model: how the loss changes with kd/m, and its distance to the GaLU law."""
+    rows = tables["results/memorization/underparam.csv"]
+    lines = []
+    for model, one in rows.groupby("model", sort=False):
+        mean = one.groupby("kd_over_m")["train_loss"].mean().sort_index()
+        gap = (one["train_loss"] - (1 - one["kd_over_m"])).abs().max()
+        lines.append(
+            f"{model}: the mean loss {trend(mean.iloc[0], mean.iloc[-1])} as kd/m goes from "
+            f"{number(mean.index[0])} to {number(mean.index[-1])}; largest distance to "
+            f"1 - kd/m {number(gap)}."
+        )
+    return lines
+
+
+def min_width(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per model: how the minimal width changes with the label dimension."""
+    rows = tables["results/memorization/min_width.csv"]
+    rows = rows[(rows["criterion"] == "mse") & rows["found"].astype(bool)]
+    lines = []
+    for model, one in rows.groupby("model", sort=False):
+        mean = one.groupby("out_dim")["min_width"].mean().sort_index()
+        if len(mean) == 1:
+            lines.append(
+                f"{model}: minimal width {number(mean.iloc[0])} (out_dim = {mean.index[0]} only)."
+            )
+            continue
+        lines.append(
+            f"{model}: the minimal width {trend(mean.iloc[0], mean.iloc[-1])} as out_dim goes "
+            f"from {mean.index[0]} to {mean.index[-1]}."
+        )
+    return lines
+
+
+# figure -> (the CSVs it is drawn from, the function that describes them)
+SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
+    "figures/memorization/zero_error.png": (("results/memorization/min_width.csv",), zero_error),
+    "figures/memorization/min_width.png": (("results/memorization/min_width.csv",), min_width),
+    "figures/memorization/underparam.png": (
+        ("results/memorization/underparam.csv",),
+        underparam,
+    ),
+}

@@ -1,0 +1,157 @@
+"""What the static-normalization stage's figures show, in words computed from their
+CSVs (Richemond & Guo, arXiv 1905.01369).
+
+One function per figure, tables in (contract path -> frame), sentences out; :data:`SENTENCES`
+names each figure's CSVs and its function. The report captions append them
+(:mod:`galu.workflow.observations`), so a caption cannot say "grows" where the data fall.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from galu.normalization.jacobian_summary import JACOBIAN_FLOOR, jacobian_stats
+from galu.sentences import ZERO, Describe, join, number, path, trend
+
+
+def max_depth(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The deepest depth that trains, per activation (and width)."""
+    rows = tables["results/normalization/max_depth.csv"]
+    several = rows["width"].nunique() > 1
+    parts = [
+        f"{r.activation}{f' (w = {r.width})' if several else ''} "
+        + (str(int(r.max_trainable_depth)) if r.max_trainable_depth else "none of the depths")
+        for r in rows.itertuples()
+    ]
+    return ["Deepest tested depth that trains: " + join(parts) + "."]
+
+
+def training(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per activation and depth: the mean training loss from epoch 0 to the last epoch, and
+    the final test error."""
+    rows = tables["results/normalization/trainability.csv"]
+    lines = []
+    for activation, one in rows.groupby("activation", sort=False):
+        parts = []
+        for depth, net in one.groupby("depth"):
+            loss = net.groupby("epoch")["train_loss"].mean().sort_index()
+            error = net.groupby("epoch")["test_error"].mean().sort_index()
+            parts.append(
+                f"depth {depth}: loss {trend(loss.iloc[0], loss.iloc[-1])}, test error "
+                f"{number(error.iloc[-1])}"
+            )
+        lines.append(f"{activation} (mean over runs, epoch 0 to last): " + join(parts) + ".")
+    return lines
+
+
+def jacobian_spectra(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per activation and depth (smallest width): the fraction of squared singular values
+    that are numerically zero, the median and the spread in decades of the others."""
+    rows = tables["results/normalization/jacobian.csv"]
+    rows = rows[rows["width"] == rows["width"].min()]
+    lines = []
+    for activation, one in rows.groupby("activation", sort=False):
+        parts = []
+        for depth, net in one.groupby("depth"):
+            values = net["squared_singular_value"].to_numpy(dtype=float)
+            stats = jacobian_stats(values)
+            text = f"depth {depth}: median {number(stats.median)}"
+            if stats.decades > 0.01:
+                text += f", 5-95 % range {number(stats.decades)} decades"
+            if stats.at_floor:
+                text += f", {100 * stats.at_floor:.0f} % below {JACOBIAN_FLOOR:g} (rank lost)"
+            parts.append(text)
+        lines.append(f"{activation}: " + join(parts) + ".")
+    return lines
+
+
+def correlations(tables: Mapping[str, pd.DataFrame], near: float = 0.02) -> list[str]:
+    """Per activation: mean |cos| from the first to the last layer, and the first layer within
+    ``near`` of the random-vector value."""
+    rows = tables["results/normalization/correlations.csv"]
+    baseline = float(rows["random_baseline"].iloc[0])
+    parts = []
+    for activation, one in rows.groupby("activation", sort=False):
+        one = one.sort_values("layer")
+        text = f"{activation} {path(one['layer'], one['mean_abs_cos'], 'layer')}"
+        close = one[(one["mean_abs_cos"] - baseline).abs() <= near]
+        text += (
+            f" (within {near:g} of random from layer {close['layer'].iloc[0]})"
+            if len(close)
+            else ""
+        )
+        parts.append(text)
+    # Here, not at the top: the workflow imports this module when it parses, and the
+    # normalization package brings scipy.
+    from galu.normalization.correlation_map import correlation_map
+
+    first, last = rows["layer"].min(), rows["layer"].max()
+    step = 1e-6  # central difference of the closed form at rho = 0
+    slopes = [
+        f"{a} {number((correlation_map(a, step) - correlation_map(a, -step)) / (2 * step), ZERO)}"
+        for a in ("relu", "tilted_relu")
+    ]
+    return [
+        "Theory, the fraction of a small correlation one layer keeps (slope at 0): "
+        + join(slopes)
+        + ".",
+        f"Mean |cos| from layer {first} to layer {last} (independent random vectors: "
+        f"{number(baseline)}): " + join(parts) + ".",
+    ]
+
+
+def isometry(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Mean Kolmogorov-Smirnov distance to Marchenko-Pastur per activation, raw and normalized."""
+    rows = tables["results/normalization/isometry.csv"]
+    ks = rows.groupby(["activation", "variant"], sort=False)["ks_distance"].mean()
+    parts = [
+        f"{activation} raw {number(ks.get((activation, 'raw'), math.nan))}, normalized "
+        f"{number(ks.get((activation, 'normalized'), math.nan))}"
+        for activation in dict.fromkeys(rows["activation"])
+    ]
+    return ["Mean KS distance to Marchenko-Pastur: " + join(parts) + "."]
+
+
+def layer_spectra(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per panel (first seed, smallest width): the spread of the deepest square layer's
+    eigenvalues after training."""
+    rows = tables["results/normalization/spectra.csv"]
+    rows = rows[(rows["seed"] == rows["seed"].min()) & (rows["width"] == rows["width"].min())]
+    rows = rows[(rows["stage"] == "trained") & (rows["layer"] > 1)]
+    rows = rows[rows["layer"] <= rows["depth"]]
+    parts = []
+    for (activation, depth), net in rows.groupby(["activation", "depth"], sort=False):
+        deepest = net[net["layer"] == net["layer"].max()]["eigenvalue"]
+        parts.append(
+            f"{activation}, depth {depth}: {number(deepest.min())} to {number(deepest.max())}"
+        )
+    return ["Eigenvalues of the deepest hidden layer after training: " + join(parts) + "."]
+
+
+# figure -> (the CSVs it is drawn from, the function that describes them)
+SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
+    "figures/normalization/max_depth.png": (
+        ("results/normalization/max_depth.csv",),
+        max_depth,
+    ),
+    "figures/normalization/training_curves.png": (
+        ("results/normalization/trainability.csv",),
+        training,
+    ),
+    "figures/normalization/jacobian_spectra.png": (
+        ("results/normalization/jacobian.csv",),
+        jacobian_spectra,
+    ),
+    "figures/normalization/correlations.png": (
+        ("results/normalization/correlations.csv",),
+        correlations,
+    ),
+    "figures/normalization/isometry.png": (("results/normalization/isometry.csv",), isometry),
+    "figures/normalization/layer_spectra.png": (
+        ("results/normalization/spectra.csv",),
+        layer_spectra,
+    ),
+}
