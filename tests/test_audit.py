@@ -330,8 +330,12 @@ def test_explain_names_the_drawing_and_computing_functions():
         "git": {"commit": "a" * 40, "dirty": False},
         "drawn_by": "galu.scm.figures.draw_perceptron",
         "params": {"computed_by": {"stability": ["galu.scm.experiments.stability_table"]}},
-    }
+        "code": {"script": "scripts/plot.py", "imports": ["galu.scm.figures"],
+                 "sha256": "b" * 64, "files": {"scripts/plot.py": "c", "galu/scm/figures.py": "d"}},
+    }  # fmt: skip
     said = _describe(record)
+    # the figures module the plot script ran is named beside it
+    assert f"code {'b' * 12} (scripts/plot.py (galu.scm.figures) + 1 file(s))" in said
     assert said.endswith(
         ", drawn by galu.scm.figures.draw_perceptron, tables computed: stability by"
         " galu.scm.experiments.stability_table"

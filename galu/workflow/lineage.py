@@ -21,7 +21,7 @@ from galu.workflow.audit import (
     raw_archive_problem,
     read_sidecar,
 )
-from galu.workflow.closure import CodeScanner
+from galu.workflow.closure import CodeScanner, code_label
 from galu.workflow.provenance import sha256_file
 
 
@@ -56,7 +56,7 @@ def _describe(record: dict) -> str:
     extra = "; data substitute" if record.get("data_substitute") else ""
     code = record.get("code")
     code_text = (
-        f"code {code['sha256'][:12]} ({code['script']} + {len(code['files']) - 1} file(s))"
+        f"code {code['sha256'][:12]} ({code_label(code)} + {len(code['files']) - 1} file(s))"
         if code
         else "code not recorded"
     )
