@@ -33,12 +33,6 @@ class Sizes:
         )
 
 
-def _train(steps: int, batch: int, macs: float) -> Sizes:
-    """One ensemble trained for ``steps`` steps on ``batch`` samples, ``macs`` being the
-    multiply-adds of all its members for one sample (forward + backward: 6 flops each)."""
-    return Sizes(work=6.0 * steps * batch * macs, steps=steps)
-
-
 def train_sizes(steps: int, batch: int, macs: float) -> Sizes:
     """One ensemble trained for ``steps`` steps on ``batch`` samples, ``macs`` being the
     multiply-adds of all its members for one sample (forward + backward: 6 flops each)."""
