@@ -135,3 +135,8 @@ class Stage:
     def figure_path(self, figure: Figure, ext: str) -> str:
         """The figure's contract path (unscaled), ``figures/<stage>/<file>.<ext>``."""
         return f"figures/{self.name}/{figure.file}.{ext}"
+
+    def plot_job(self, figure: Figure) -> Job:
+        """The figure's plot job: rule ``<stage>_plot_<figure>``, benchmark and log
+        ``<stage>/plot_<figure>`` (``workflow/rules/figures.smk`` names its rule so)."""
+        return Job(self.name, f"{self.name}_plot_{figure.name}", f"{self.name}/plot_{figure.name}")

@@ -202,10 +202,10 @@ def check_device(config: Mapping[str, Any]) -> None:
 def load_schema(schema_path: str | Path = SCHEMA_PATH) -> dict[str, Any]:
     """The configuration schema: the file, with the stages ``stages`` may name (its enum and
     default) read from the stages' declarations (:mod:`galu.workflow.stages`)."""
-    from galu.workflow.stages import stages
+    from galu.workflow.stages import STAGE_NAMES
 
     schema = load_yaml(schema_path)
-    names = [each.name for each in stages()]
+    names = list(STAGE_NAMES)
     entry = schema["properties"]["stages"]
     entry["items"]["enum"] = names
     entry["default"] = names

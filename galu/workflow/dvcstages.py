@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from galu.workflow.closure import CodeScanner
-from galu.workflow.stages import FIGURE_RULES, PLOT_SCRIPT, stages
+from galu.workflow.stages import FIGURE_RULES, PLOT_SCRIPT, STAGE_NAMES
+from galu.workflow.stages import stage as declared
 
 # Deps under these prefixes are generated; any other dep is kept as written.
 CODE_PREFIXES = ("galu/", "scripts/", "workflow/rules/")
@@ -50,10 +51,9 @@ def code_deps(root: Path, stage: str, scanner: CodeScanner | None = None) -> lis
         deps.add(rule_file.relative_to(root).as_posix())
         for script in scripts_of(rule_file):
             deps.update(scanner.closure(script).files)
-    declared = {each.name: each for each in stages()}
-    if stage in declared:  # its declaration, read by name (galu.workflow.stages)
+    if stage in STAGE_NAMES:  # its declaration, read by name (galu.workflow.stages)
         deps.update({FIGURE_RULES, f"galu/{stage}/stage.py"})
-        deps.update(scanner.closure(PLOT_SCRIPT, [declared[stage].figures_module]).files)
+        deps.update(scanner.closure(PLOT_SCRIPT, [declared(stage).figures_module]).files)
     return sorted(deps)
 
 

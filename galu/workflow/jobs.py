@@ -16,10 +16,10 @@ from typing import Any
 
 from galu.declarations import Job
 from galu.generalization.accuracy import IMAGE_DATASETS
-from galu.workflow.stages import stages
+from galu.workflow.stages import STAGE_NAMES, stage, stages
 
 # The stages a config's `stages` may name (each is one paper's experiments), as declared.
-EXPERIMENT_STAGES = tuple(stage.name for stage in stages())
+EXPERIMENT_STAGES = STAGE_NAMES
 STAGE_ORDER = ("data", *EXPERIMENT_STAGES, "report")
 # The verdict: one job whatever the configuration.
 CLAIMS = Job("report", "claims", "report/claims")
@@ -54,22 +54,18 @@ def _data_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
 
 def _stage_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
     """Each asked-for stage's compute jobs, then one plot job per figure it declares."""
-    for stage in stages():
-        if stage.name not in config["stages"]:
+    for each in stages():
+        if each.name not in config["stages"]:
             continue
-        yield from stage.jobs(config)
-        for figure in stage.figures(config):
-            name = f"{stage.name}/plot_{figure.name}"
-            yield Job(stage.name, f"{stage.name}_plot_{figure.name}", name)
+        yield from each.jobs(config)
+        yield from (each.plot_job(figure) for figure in each.figures(config))
 
 
 def runtime_override(config: Mapping[str, Any], job: Job) -> int:
     """The ``runtime_min`` a configuration sets for ``job`` (0: none, the model decides),
-    as the stage of its rule declares it."""
-    for stage in stages():
-        if stage.name == stage_of(job.rule):
-            return stage.runtime_min(config, job)
-    return 0
+    as the stage of its rule declares it (the data and report rules have none)."""
+    name = stage_of(job.rule)
+    return stage(name).runtime_min(config, job) if name in EXPERIMENT_STAGES else 0
 
 
 def workflow_jobs(config: Mapping[str, Any]) -> list[Job]:

@@ -39,6 +39,7 @@ def _discover() -> tuple[Stage, ...]:
 
 # The workflow's stages in order (the order the configuration's default lists them).
 STAGES = _discover()
+STAGE_NAMES = tuple(each.name for each in STAGES)
 # Every stage's plot rules: one rule file, one script (its rule names the figures module).
 FIGURE_RULES = "workflow/rules/figures.smk"
 PLOT_SCRIPT = "scripts/plot.py"

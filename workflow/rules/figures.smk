@@ -1,19 +1,21 @@
-# Every stage's figures, one plot rule each, from the stages' declarations (galu/workflow/stages.py:
-# galu/<paper>/stage.py lists a stage's figures, the tables each reads and the functions that
-# computed them). A plot rule reads only its tables, never trains, and runs scripts/plot.py,
-# which draws with DRAW[figure] of galu.<stage>.figures; that module is named in the rule's
-# `module` param, so it is part of the rule's code closure (track_code) and an edit to one
-# stage's figures redraws that stage's figures only.
+# Every stage's figures, one plot rule each, from the stages' declarations
+# (galu/workflow/stages.py: galu/<paper>/stage.py lists a stage's figures, the tables each
+# reads and the functions that computed them; Stage.plot_job names each figure's rule). A
+# plot rule reads only its tables, never trains, and runs scripts/plot.py, which draws with
+# DRAW[figure] of galu.<stage>.figures; that module is named in the rule's `module` param,
+# so it is part of the rule's code closure (track_code) and an edit to one stage's figures
+# redraws that stage's figures only.
 
 
 for plot_stage in STAGES:
     plot_figures = plot_stage.figures(config)
     for plot_figure in plot_figures:
         plot_png = out(plot_stage.figure_path(plot_figure, "png"))
+        plot_job = plot_stage.plot_job(plot_figure)
 
         rule:
             name:
-                f"{plot_stage.name}_plot_{plot_figure.name}"
+                plot_job.rule
             input:
                 **{t: out(table.path) for t, table in plot_figure.tables.items()},
             output:
@@ -27,16 +29,16 @@ for plot_stage in STAGES:
                     pdf=out(plot_stage.figure_path(plot_figure, "pdf")),
                 ),
             log:
-                job_log(f"{plot_stage.name}/plot_{plot_figure.name}"),
+                job_log(plot_job.benchmark),
             benchmark:
-                job_benchmark(f"{plot_stage.name}/plot_{plot_figure.name}")
+                job_benchmark(plot_job.benchmark)
             group:
                 "plots"
             conda:
                 ENV
             threads: 1
             resources:
-                **job_resources(f"{plot_stage.name}_plot_{plot_figure.name}"),
+                **job_resources(plot_job.rule),
             params:
                 **plot_rule_params(plot_stage, plot_figure),
             script:
