@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -170,9 +171,17 @@ def run_scale(
         )
 
 
-def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str, tuple]]:
-    """Output path -> (script, sha256 of its bytes, the inputs its sidecar records with their
-    hashes), for every output one of ``scripts`` made."""
+class Made(NamedTuple):
+    """One output as its run made it: the script (unit label), the sha256 of its bytes, and
+    the inputs its sidecar records, (path, sha256) sorted."""
+
+    script: str
+    sha256: str
+    inputs: tuple[tuple[str, str], ...]
+
+
+def outputs_of(tree: Path, scripts: set[str]) -> dict[str, Made]:
+    """Output path -> how it was :class:`Made`, for every output one of ``scripts`` made."""
     found = {}
     for folder in COMPARED:
         for side in sorted((tree / folder).rglob(f"*{SIDECAR_SUFFIX}")):
@@ -182,7 +191,9 @@ def outputs_of(tree: Path, scripts: set[str]) -> dict[str, tuple[str, str, tuple
             if script in scripts:
                 output = Path(str(side)[: -len(SIDECAR_SUFFIX)])
                 inputs = tuple(sorted((i["path"], i["sha256"]) for i in record.get("inputs", [])))
-                found[output.relative_to(tree).as_posix()] = (script, sha256_file(output), inputs)
+                found[output.relative_to(tree).as_posix()] = Made(
+                    script, sha256_file(output), inputs
+                )
     return found
 
 
@@ -194,11 +205,15 @@ def compare(
     that its bytes say nothing of the code alone)."""
     before, after = outputs_of(base, scripts), outputs_of(head, scripts)
     counts: dict[str, int] = {}
-    for script, *_ in {**before, **after}.values():
-        counts[script] = counts.get(script, 0) + 1
+    for made in {**before, **after}.values():
+        counts[made.script] = counts.get(made.script, 0) + 1
     paths = set(before) | set(after)
-    different = sorted(p for p in paths if before.get(p, ())[1:2] != after.get(p, ())[1:2])
-    unproven = {(before.get(p) or after[p])[0] for p in paths if before.get(p) != after.get(p)}
+
+    def sha(side: dict[str, Made], path: str) -> str | None:
+        return side[path].sha256 if path in side else None
+
+    different = sorted(p for p in paths if sha(before, p) != sha(after, p))
+    unproven = {(before.get(p) or after[p]).script for p in paths if before.get(p) != after.get(p)}
     return counts, different, unproven
 
 

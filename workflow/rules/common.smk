@@ -232,9 +232,9 @@ def check_costs(jobs):
         sys.exit(2)
 
 
-# Warm job interpreters (galu/workflow/warm_jobs.py): a local run's one-thread script jobs are forked
-# from a server that has torch, pandas, SciPy and matplotlib imported, instead of each paying
-# for those imports; the same bytes either way. GALU_WARM_JOBS=0 runs every job cold.
+# Warm job interpreters (galu/workflow/warm_jobs.py): a local run's one-thread script jobs are
+# forked from a server that has torch, pandas, SciPy and matplotlib imported, instead of each
+# paying for those imports; the same bytes either way. GALU_WARM_JOBS=0 runs every job cold.
 _cold_execute = PythonScript.execute_script
 WARM = {}
 
@@ -271,8 +271,9 @@ def start_warm_jobs(jobs):
     PythonScript.execute_script = _warm_execute
 
 
-# A failed rerun keeps the last good outputs (galu/workflow/lastgood.py): linked when the run starts,
-# put back when it fails, and their jobs marked incomplete so the next run still redoes them.
+# A failed rerun keeps the last good outputs (galu/workflow/lastgood.py): linked when the run
+# starts, put back when it fails, and their jobs marked incomplete so the next run still redoes
+# them.
 onstart:
     check_costs(workflow.dag.needrun_jobs())
     snapshot_outputs()
