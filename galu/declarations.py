@@ -67,6 +67,10 @@ def _no_override(config: Config, job: Job) -> int:
     return 0
 
 
+def _no_checks(config: Config) -> Iterable[str]:
+    return ()
+
+
 def runtime_settings(
     sections: Mapping[str, Callable[[Config, Job], Mapping[str, Any]]],
 ) -> Callable[[Config, Job], int]:
@@ -117,7 +121,11 @@ class Stage:
     jobs follow from the figures); ``runtime_min(config, job)``: the minutes a configuration
     sets for a job's ``runtime`` (0: the cost model's); ``order``: its place among the
     stages (the configuration's default ``stages`` list them in this order); ``costs``: rule
-    -> its cost :data:`Formula` (a rule without one costs its fitted constants only)."""
+    -> its cost :data:`Formula` (a rule without one costs its fitted constants only);
+    ``checks(config)``: one line per contradiction among its settings that the schema cannot
+    see key by key (``galu/<paper>/checks.py``), naming the keys and the fix. A stage whose
+    figures' captions state what the data show has ``galu/<paper>/sentences.py``
+    (:attr:`sentences_module`; found by name, no declaration needed)."""
 
     name: str
     paper: str
@@ -127,10 +135,17 @@ class Stage:
     jobs: Callable[[Config], Iterable[Job]]
     runtime_min: Callable[[Config, Job], int] = _no_override
     costs: Mapping[str, Formula] = field(default_factory=dict)
+    checks: Callable[[Config], Iterable[str]] = _no_checks
 
     @property
     def figures_module(self) -> str:
         return f"galu.{self.name}.figures"
+
+    @property
+    def sentences_module(self) -> str:
+        """Where its caption sentences live, if it has any (``SENTENCES``: figure -> the
+        tables read and the function describing them; :mod:`galu.workflow.observations`)."""
+        return f"galu.{self.name}.sentences"
 
     def figure_path(self, figure: Figure, ext: str) -> str:
         """The figure's contract path (unscaled), ``figures/<stage>/<file>.<ext>``."""

@@ -1,7 +1,8 @@
 """A fourth paper, added the way CONTRIBUTING.md's "Adding a stage" says, in a scratch copy.
 
 The toy stage computes the partial sums of 1/k² (one compute rule, one table), draws them
-(one figure) and claims they approach pi²/6 (one claim). Its files are written into a copy
+(one figure), says what its data show (one caption sentence), checks its settings (one
+cross-key check) and claims they approach pi²/6 (one claim). Its files are written into a copy
 of the repository; no machinery module (nothing under galu/workflow/, no Snakefile or shared
 rule file) is touched. The tiny run then makes its table and figure, judges its claim, plans
 it (`galu plan`) and gives it DVC deps (`galu dvc --update`) from its declaration alone.
@@ -55,6 +56,11 @@ DRAW = {"sums": draw_sums}
 from galu.declarations import Figure, Job, Stage, Table
 
 
+def checks(config):
+    if config["seed"] == 77:
+        yield "seed: 77 is the toy stage's unlucky seed; pick another"
+
+
 def figures(config):
     table = Table("results/toy/sums.csv", ("galu.toy.sums.sum_table",))
     return [Figure("sums", "sums", "toy_sums.rst", "Partial sums", {"sums": table})]
@@ -65,8 +71,19 @@ def jobs(config):
 
 
 STAGE = Stage(
-    name="toy", paper="toy", category="Toy", order=5, figures=figures, jobs=jobs
+    name="toy", paper="toy", category="Toy", order=5, figures=figures, jobs=jobs,
+    checks=checks,
 )
+''',
+    "galu/toy/sentences.py": '''"""What the toy figure's data show."""
+
+
+def describe(tables):
+    sums = tables["results/toy/sums.csv"]
+    return [f"After {len(sums)} terms the partial sum is {sums['partial_sum'].iloc[-1]:.4f}."]
+
+
+SENTENCES = {"figures/toy/sums.png": (("results/toy/sums.csv",), describe)}
 ''',
     "scripts/toy_sums.py": '''"""Partial sums -> results/toy/sums.csv."""
 
@@ -152,6 +169,16 @@ def test_a_toy_stage_runs_with_its_figure_claim_plan_and_dvc_stage(tmp_path):
     assert figure["drawn_by"] == "galu.toy.figures.draw_sums"
     assert figure["params"]["computed_by"] == {"sums": ["galu.toy.sums.sum_table"]}
     assert "galu/toy/figures.py" in figure["code"]["files"]
+    # its caption states what the data show (its sentences.py, found by name)
+    caption = (root / "results/captions/toy/sums.rst").read_text()
+    assert f"After {N} terms the partial sum is 1.6399." in caption
+    assert (
+        "galu/toy/sentences.py"
+        in json.loads((root / "results/claims.csv.meta.json").read_text())["code"]["files"]
+    )
+    # its cross-key check stops a run before any job, beside the other stages' checks
+    refused = smk(root, "-n", "--config", "seed=77", check=False)
+    assert refused.returncode != 0 and "toy stage's unlucky seed" in refused.stderr
     claims = pd.read_csv(root / "results/claims.csv").set_index("claim_id")
     assert claims.loc["toy_basel", "verdict"] == "pass"
     assert set(claims.loc[claims["paper"] != "toy", "verdict"]) == {"not_run"}
@@ -162,5 +189,6 @@ def test_a_toy_stage_runs_with_its_figure_claim_plan_and_dvc_stage(tmp_path):
     assert "toy_sums" in plan and "toy_plot_sums" in plan
     run([tool("galu"), "dvc", "--update"], root, **own)
     deps = yaml.safe_load(dvc.read_text())["stages"]["toy"]["deps"]
+    assert "galu/toy/sentences.py" in yaml.safe_load(dvc.read_text())["stages"]["report"]["deps"]
     assert {"galu/toy/sums.py", "galu/toy/figures.py", "galu/toy/stage.py", "scripts/toy_sums.py",
             "scripts/plot.py", "workflow/rules/figures.smk"} <= set(deps)  # fmt: skip

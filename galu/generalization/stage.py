@@ -5,6 +5,7 @@ sec. 5): one figure per dataset of the configuration, each reading that dataset'
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.generalization import checks
 from galu.generalization.accuracy import IMAGE_DATASETS
 from galu.generalization.costs import COSTS
 
@@ -73,4 +74,5 @@ STAGE = Stage(
     jobs=jobs,
     runtime_min=runtime_min,
     costs=COSTS,
+    checks=checks.problems,
 )

@@ -5,6 +5,7 @@ workflow through :mod:`galu.workflow.stages`)."""
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.memorization import checks
 from galu.memorization.costs import COSTS
 
 # A criterion's stacked search table (workflow/rules/memorization.smk), and what computed it.
@@ -98,4 +99,5 @@ STAGE = Stage(
     jobs=jobs,
     runtime_min=runtime_min,
     costs=COSTS,
+    checks=checks.problems,
 )

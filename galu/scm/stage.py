@@ -5,6 +5,7 @@ workflow through :mod:`galu.workflow.stages`)."""
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.scm import checks
 from galu.scm.costs import COSTS
 from galu.seeding import run_seeds
 
@@ -102,4 +103,5 @@ STAGE = Stage(
     jobs=jobs,
     runtime_min=runtime_min,
     costs=COSTS,
+    checks=checks.problems,
 )

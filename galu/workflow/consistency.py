@@ -2,12 +2,12 @@
 
 :func:`consistency_problems` finds settings the JSON schema accepts one by one but that
 contradict each other or the machine: a mirror that is a file or an unknown kind of URL, a
-substitute whose file does not belong to its dataset, soft-committee starts whose shapes do
-not agree (or that no student can have), a ``<name>_min`` above its ``<name>_max``, a grid in
-which no point qualifies, parity subsets larger than the input, GPU requests together with
-``device: cpu``. ``workflow/rules/common.smk`` calls :func:`check_consistency` in Snakemake's
-main process only, for every stage's settings at once, so a contradiction stops the run
-before its first job rather than hours into it.
+substitute whose file does not belong to its dataset, a ``<name>_min`` above its
+``<name>_max``, GPU requests together with ``device: cpu``, and each stage's own checks
+(``checks`` of its declaration, ``galu/<paper>/checks.py``: e.g. soft-committee starts no
+student can have, a grid in which no point qualifies). ``workflow/rules/common.smk`` calls
+:func:`check_consistency` in Snakemake's main process only, for every stage's settings at
+once, so a contradiction stops the run before its first job rather than hours into it.
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from galu.memorization.grid import underparam_points
-
-# Settings of the soft committee machine stage that carry a start (R0, Q0).
-_START_KEYS = ("R0", "Q0")
+from galu.workflow.stages import stages
 
 
 def _mirror_problem(where: str, mirror: str) -> str | None:
@@ -64,48 +61,6 @@ def _data_problems(config: Mapping[str, Any]) -> Iterator[str]:
         yield str(error)
 
 
-def _start_problem(name: str, setting: Mapping[str, Any], sim_n: int | None) -> str | None:
-    import numpy as np
-
-    R0, Q0 = setting.get("R0"), setting.get("Q0")
-    where = f"scm.{name}"
-    if len({len(row) for row in R0}) != 1:
-        return f"{where}.R0: rows of different lengths {R0!r}; R0 is K rows of M numbers"
-    K, M = len(R0), len(R0[0])
-    if len(Q0) != K or any(len(r) != K for r in Q0):
-        widths = sorted({len(r) for r in Q0})
-        shape = f"{len(Q0)} x {widths[0]}" if len(widths) == 1 else f"rows of lengths {widths}"
-        return (
-            f"{where}: R0 is {K} x {M} (K = {K} student units, M = {M} teacher units) but Q0 "
-            f"is {shape}; Q0 must be {K} x {K} (one row and column per student unit)"
-        )
-    r0, q0 = np.asarray(R0, dtype=float), np.asarray(Q0, dtype=float)
-    if not np.allclose(q0, q0.T):
-        return f"{where}.Q0: {Q0!r} is not symmetric; Q_ik = J_i . J_k / N is a Gram matrix"
-    smallest = float(np.linalg.eigvalsh(q0 - r0 @ r0.T).min())
-    if smallest < -1e-12:
-        return (
-            f"{where}: no student has these overlaps (Q0 - R0 R0^T has eigenvalue "
-            f"{smallest:.3g} < 0); make the diagonal of Q0 larger or R0 smaller"
-        )
-    if sim_n is not None and setting.get("sim_etas") and sim_n < K + M:
-        return (
-            f"{where}: simulations need scm.simulation.N >= K + M = {K + M}, got N = {sim_n}; "
-            "raise N or set sim_etas: []"
-        )
-    return None
-
-
-def _scm_problems(config: Mapping[str, Any]) -> Iterator[str]:
-    scm = config.get("scm") or {}
-    sim_n = (scm.get("simulation") or {}).get("N")
-    for name, setting in scm.items():
-        if isinstance(setting, Mapping) and all(k in setting for k in _START_KEYS):
-            problem = _start_problem(name, setting, sim_n)
-            if problem:
-                yield problem
-
-
 def _range_problems(node: Any, path: str = "") -> Iterator[str]:
     """Every ``<name>_min`` larger than the ``<name>_max`` beside it (any stage, any depth)."""
     if not isinstance(node, Mapping):
@@ -124,27 +79,6 @@ def _range_problems(node: Any, path: str = "") -> Iterator[str]:
                     f"{where}{key} = {lo} is larger than {name}_max = {hi}; swap them "
                     f"({name} runs from {key} up to {name}_max)"
                 )
-
-
-def _memorization_problems(config: Mapping[str, Any]) -> Iterator[str]:
-    grid = ((config.get("memorization") or {}).get("underparam")) or {}
-    ms, ds, ks = (grid.get(key) or [] for key in ("ms", "ds", "ks"))
-    if ms and ds and ks and not underparam_points(ms, ds, ks):
-        yield (
-            f"memorization.underparam: no point has k * d <= m (ms {ms}, ds {ds}, ks {ks}), so "
-            "every point would be skipped; add smaller ks or ds, or larger ms"
-        )
-
-
-def _generalization_problems(config: Mapping[str, Any]) -> Iterator[str]:
-    parity = (config.get("generalization") or {}).get("parity") or {}
-    dim = parity.get("dim")
-    too_big = [s for s in parity.get("subset_sizes") or [] if dim is not None and s > dim]
-    if too_big:
-        yield (
-            f"generalization.parity.subset_sizes: {too_big} exceed(s) dim = {dim}; a parity of "
-            f"s bits needs s <= dim: drop those sizes or raise generalization.parity.dim"
-        )
 
 
 def _gpu_requests(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
@@ -178,10 +112,8 @@ def consistency_problems(
     found = [
         *_mirror_problems(config, environ),
         *_data_problems(config),
-        *_scm_problems(config),
+        *(problem for stage in stages() for problem in stage.checks(config)),
         *_range_problems(config),
-        *_memorization_problems(config),
-        *_generalization_problems(config),
         *_gpu_problems(config),
     ]
     return list(dict.fromkeys(found))

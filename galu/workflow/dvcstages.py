@@ -17,8 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from galu.workflow.closure import CodeScanner
-from galu.workflow.stages import FIGURE_RULES, PLOT_SCRIPT, STAGE_NAMES
+from galu.workflow.stages import FIGURE_RULES, PLOT_SCRIPT, STAGE_NAMES, sentence_modules
 from galu.workflow.stages import stage as declared
+
+# The claims rule's script imports every stage's caption sentences by name (its `modules`
+# param in workflow/rules/report.smk): part of its closure.
+CLAIMS_SCRIPT = "scripts/report_claims.py"
 
 # Deps under these prefixes are generated; any other dep is kept as written.
 CODE_PREFIXES = ("galu/", "scripts/", "workflow/rules/")
@@ -50,7 +54,8 @@ def code_deps(root: Path, stage: str, scanner: CodeScanner | None = None) -> lis
     for rule_file in rule_files(root, stage):
         deps.add(rule_file.relative_to(root).as_posix())
         for script in scripts_of(rule_file):
-            deps.update(scanner.closure(script).files)
+            by_name = sentence_modules() if script == CLAIMS_SCRIPT else ()
+            deps.update(scanner.closure(script, by_name).files)
     if stage in STAGE_NAMES:  # its declaration, read by name (galu.workflow.stages)
         deps.update({FIGURE_RULES, f"galu/{stage}/stage.py"})
         deps.update(scanner.closure(PLOT_SCRIPT, [declared(stage).figures_module]).files)

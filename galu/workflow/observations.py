@@ -6,26 +6,30 @@ sentences: the caption templates under ``workflow/report/`` describe the set-up 
 papers report, and the ``claims`` rule appends :func:`observations_rst` of the figure, so a
 caption cannot say "grows" where the data fall. Each entry of :data:`OBSERVATIONS` names the
 CSVs it reads (the claims rule declares them as inputs) and a pure function from those
-tables to sentences (``galu/<paper>/sentences.py``); this module reads the tables and writes
-the paragraph. A stage with such sentences adds its ``SENTENCES`` here (imported by name, so
-that the claims job's code closure holds them).
+tables to sentences: the ``SENTENCES`` of every stage that has a ``galu/<paper>/sentences.py``
+(:func:`galu.workflow.stages.sentence_modules`, imported by name; the claims rule names the
+same modules in its ``modules`` param, so that its code closure holds them). This module reads
+the tables and writes the paragraph.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from galu.memorization import sentences as memorization
-from galu.normalization import sentences as normalization
-from galu.scm import sentences as scm
 from galu.workflow.rst import rst_escape
 from galu.workflow.scales import OutputRoot, output_root
+from galu.workflow.stages import sentence_modules
 
-# figure -> (the CSVs it is drawn from, the function that describes them).
-OBSERVATIONS = {**scm.SENTENCES, **memorization.SENTENCES, **normalization.SENTENCES}
+# figure -> (the CSVs it is drawn from, the function that describes them), every stage's.
+OBSERVATIONS = {
+    figure: entry
+    for module in sentence_modules()
+    for figure, entry in importlib.import_module(module).SENTENCES.items()
+}
 
 
 def observation_sources(figures: Sequence[str]) -> list[str]:

@@ -6,10 +6,12 @@ them. The workflow reads the declarations instead of keeping copies: ``workflow/
 figures.smk`` makes one plot rule per figure (all run :data:`PLOT_SCRIPT`),
 :mod:`galu.workflow.jobs` lists the stages and their plot jobs, the configuration schema's
 ``stages`` enum (:func:`galu.workflow.config.load_schema`) and the claims' paper ids
-(:data:`galu.workflow.claims.PAPERS`) come from here, and :mod:`galu.workflow.dvcstages` the
-figures' code deps. A stage's compute rules stay in ``workflow/rules/<stage>*.smk``; a figure names
-the tables they write by their contract paths (docs/design.md, Contracts), so a path no rule makes
-fails the dry run.
+(:data:`galu.workflow.claims.PAPERS`) come from here, :mod:`galu.workflow.dvcstages` the
+figures' code deps, :mod:`galu.workflow.consistency` each stage's cross-key checks and
+:mod:`galu.workflow.observations` the caption sentences (:func:`sentence_modules`). A
+stage's compute rules stay in ``workflow/rules/<stage>*.smk``; a figure names the tables they
+write by their contract paths (docs/design.md, Contracts), so a path no rule makes fails the
+dry run.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ def stage(name: str) -> Stage:
         if each.name == name:
             return each
     raise KeyError(f"no stage {name!r}; the stages are {', '.join(s.name for s in STAGES)}")
+
+
+def sentence_modules() -> tuple[str, ...]:
+    """The caption-sentence modules of the stages that have one (``galu/<paper>/sentences.py``),
+    in stage order. :mod:`galu.workflow.observations` imports them by these names; the claims
+    rule names them in its ``modules`` param, so that they are part of its code closure."""
+    root = Path(galu.__file__).parent
+    return tuple(
+        each.sentences_module for each in STAGES if (root / each.name / "sentences.py").is_file()
+    )
 
 
 def papers() -> tuple[str, ...]:

@@ -317,12 +317,15 @@ except LedgerError as error:
 def track_code(rules):
     """Give every rule that runs a script its ``code`` param (called once all are defined).
     A rule's ``module`` param (the plot rules': the figures module its script imports by
-    name) is part of its closure."""
+    name), or its ``modules`` (the claims rule's: the stages' caption sentences), is part of
+    its closure."""
     for each in rules:
         if each.script is not None and "code" not in each.params.keys():
             script = Path(each.basedir.get_path_or_uri(secret_free=True)) / each.script
             params = dict(each.params.items())
-            imports = [params["module"]] if "module" in params else []
+            imports = (
+                [params["module"]] if "module" in params else params.get("modules", [])
+            )
             closure = CODE.closure(script, imports)
             # Only the hash: Snakemake prints a changed param in full in its reasons.
             canonical = CODE_LEDGER.canonical(closure.sha256)

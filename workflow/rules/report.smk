@@ -10,6 +10,7 @@ from galu.workflow.landing import run_summary
 from galu.workflow.observations import observation_sources
 from galu.workflow.report_build import REPORT
 from galu.workflow.scales import OutputRoot
+from galu.workflow.stages import sentence_modules
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 # Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
@@ -58,6 +59,9 @@ rule claims:
         stages=config["stages"],
         # figure -> caption template, in the order of output.captions
         figures=REPORT_FIGURES,
+        # the caption-sentence modules galu.workflow.observations imports by name (part of
+        # this rule's code closure, see track_code)
+        modules=list(sentence_modules()),
     script:
         "../../scripts/report_claims.py"
 
