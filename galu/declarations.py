@@ -67,7 +67,7 @@ def _no_override(config: Config, job: Job) -> int:
     return 0
 
 
-def _no_checks(config: Config) -> Iterable[str]:
+def _nothing(config: Config) -> Iterable[str]:
     return ()
 
 
@@ -135,7 +135,8 @@ class Stage:
     jobs: Callable[[Config], Iterable[Job]]
     runtime_min: Callable[[Config, Job], int] = _no_override
     costs: Mapping[str, Formula] = field(default_factory=dict)
-    checks: Callable[[Config], Iterable[str]] = _no_checks
+    checks: Callable[[Config], Iterable[str]] = _nothing
+    datasets: Callable[[Config], Iterable[str]] = _nothing
 
     @property
     def figures_module(self) -> str:

@@ -65,6 +65,11 @@ runtime_min = runtime_settings(
 )
 
 
+def image_datasets(config: Config) -> list[str]:
+    """The real datasets it reads: its image datasets (the synthetic tasks are drawn)."""
+    return [d for d in config["generalization"]["datasets"] if d in IMAGE_DATASETS]
+
+
 STAGE = Stage(
     name="generalization",
     paper="galu",
@@ -75,4 +80,5 @@ STAGE = Stage(
     runtime_min=runtime_min,
     costs=COSTS,
     checks=checks.problems,
+    datasets=image_datasets,
 )

@@ -115,4 +115,5 @@ STAGE = Stage(
     jobs=jobs,
     runtime_min=runtime_min,
     costs=COSTS,
+    datasets=lambda config: ["cifar10"],  # every job that trains or measures networks
 )

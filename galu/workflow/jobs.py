@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from galu.declarations import Job
-from galu.generalization.accuracy import IMAGE_DATASETS
 from galu.workflow.stages import STAGE_NAMES, stage, stages
 
 # The stages a config's `stages` may name (each is one paper's experiments), as declared.
@@ -35,14 +34,9 @@ def stage_of(rule: str) -> str:
 
 
 def _datasets(config: Mapping[str, Any]) -> list[str]:
-    """Datasets some stage of the run reads: the generalization stage's image datasets, and
-    CIFAR-10 for the normalization stage."""
-    names = []
-    if "generalization" in config["stages"]:
-        names += [d for d in config["generalization"]["datasets"] if d in IMAGE_DATASETS]
-    if "normalization" in config["stages"]:
-        names.append("cifar10")
-    return sorted(names)
+    """The datasets the configured stages read (each stage's declared ``datasets``)."""
+    wanted = set(config["stages"])
+    return sorted({d for each in stages() if each.name in wanted for d in each.datasets(config)})
 
 
 def _data_jobs(config: Mapping[str, Any]) -> Iterator[Job]:
