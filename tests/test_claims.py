@@ -344,3 +344,56 @@ def test_a_claim_of_a_stage_the_run_left_out_is_not_run_though_its_table_exists(
         "the scm stage is not among this run's stages (memorization, normalization;"
         " config key `stages`)"
     )
+
+
+def test_robustness_names_the_settings_that_keep_the_verdict(tmp_path):
+    (tmp_path / "results").mkdir()
+    # the run's own table (judged at f = 0.5) and the same runs judged at every f
+    pd.DataFrame({"a": ["relu"], "depth": [10], "f": [0.5]}).to_csv(
+        tmp_path / "results/t.csv", index=False
+    )
+    by_f = pd.DataFrame({"a": "relu", "f": [0.1, 0.3, 0.5, 0.7, 0.9], "depth": [0, 10, 10, 10, 30]})
+    by_f.to_csv(tmp_path / "results/by_f.csv", index=False)
+    robust = {"source": "results/by_f.csv", "over": "f"}
+    fields = dict(expression="depth", reduce="max", robustness=robust, where="a == 'relu'")
+
+    row = run_one(tmp_path, expected=30, compare="at_least", **fields)
+    assert row.verdict == "fail" and row.robustness == "for f 0.1 to 0.7 (tried 0.1 to 0.9)"
+    row = run_one(tmp_path, expected=10, **fields)
+    assert row.verdict == "pass" and row.robustness == "for f 0.3 to 0.7 (tried 0.1 to 0.9)"
+    row = run_one(tmp_path, expected=40, compare="at_most", **fields)
+    assert row.robustness == "for every f from 0.1 to 0.9 tried"
+    # shown beside the verdict, in the table and the caption
+    table = evaluate([claim(expected=10, **fields)], tmp_path, "quick")
+    assert "**pass** for f 0.3 to 0.7 (tried 0.1 to 0.9)" in markdown_table(table)
+    assert "The same verdict for f 0.3 to 0.7" in caption_verdicts(table, "figures/x.png")
+    # a robustness table that disagrees with the claim's own at its setting is flagged
+    by_f.assign(depth=[0, 10, 30, 10, 30]).to_csv(tmp_path / "results/by_f.csv", index=False)
+    assert run_one(tmp_path, expected=10, **fields).robustness.startswith(
+        "? (results/by_f.csv gives fail at f = 0.5"
+    )
+    with pytest.raises(ValueError, match="robustness needs exactly source and over"):
+        claim(robustness={"source": "results/by_f.csv"})
+
+
+def test_a_claim_a_reduction_touches_is_indicative_with_its_value_and_the_reduction_once(tree):
+    entries = [
+        {**BASE, "id": "c", "expression": "y", "reduce": "mean", "expected": 0.4, "tolerance": 0.1},
+        {**BASE, "id": "d", "expression": "y", "reduce": "mean", "expected": 0.0},
+        {**BASE, "id": "e", "expression": "y", "reduce": "max", "expected": 0.0},
+    ]
+    reduced = {"d": "N = 1,000 (paper: 10,000)", "e": "N = 1,000 (paper: 10,000)"}
+    table = evaluate(parse_claims(entries, "quick"), tree, "quick", reduced=reduced)
+    table = table.set_index("claim_id")
+    assert table.loc["c", "verdict"] == "pass"  # untouched by the reduction: judged
+    assert list(table.loc[["d", "e"], "verdict"]) == ["indicative"] * 2
+    assert table.loc["d", "measured"] == pytest.approx(0.425)  # measured, not judged
+    assert table.loc["e", "measured"] == pytest.approx(0.9)
+    assert table.loc["d", "reason"] == "N = 1,000 (paper: 10,000)"
+    text = markdown_table(table.reset_index())
+    assert "1 pass, 0 fail, 2 indicative, 0 not_run" in text
+    # the reduction is named once, with every claim it touches
+    assert text.count("N = 1,000 (paper: 10,000)") == 1
+    assert "- N = 1,000 (paper: 10,000): `d`, `e`." in text
+    caption = caption_verdicts(table.reset_index(), "figures/x.png")
+    assert "**indicative** ``d``" in caption and "so not judged" in caption

@@ -72,6 +72,35 @@ def test_every_key_is_documented_and_bounded(key, sub):
         assert sub.get("additionalProperties") is False, f"{key} accepts unknown keys"
 
 
+def _setting(config: dict[str, Any], key: str) -> Any:
+    """The value at dotted ``key`` of ``config``, or a sentinel when it is not set there."""
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return "<not set>"
+        config = config[part]
+    return config
+
+
+# Keys whose meaning no scale may change (a scale that did would judge another statement):
+# the schema marks them with `x-same-at-every-scale`, saying why.
+SAME_EVERYWHERE = [key for key, sub in leaves(SCHEMA) if "x-same-at-every-scale" in sub]
+
+
+def test_a_key_the_schema_keeps_for_every_scale_is_set_by_no_overlay():
+    assert "normalization.trainability.loss_fraction" in SAME_EVERYWHERE
+    overlays = sorted(
+        p for p in (REPO / "config").glob("*.yaml") if p.name not in ("config.yaml", "local.yaml")
+    )
+    assert len(overlays) >= 5  # paper, paper-cpu, paper-smoke, tiny, cifar10-reconstruction
+    for key in SAME_EVERYWHERE:
+        for overlay in overlays:
+            assert _setting(load_yaml(overlay), key) == "<not set>", (key, overlay.name)
+    # and the mark states a reason
+    for key, sub in leaves(SCHEMA):
+        if key in SAME_EVERYWHERE:
+            assert len(str(sub["x-same-at-every-scale"]).split()) >= 5, key
+
+
 def test_every_key_is_commented_in_the_quick_config():
     # Every line that sets a value (not a section header) has a comment line right above it.
     lines = (REPO / "config/config.yaml").read_text().splitlines()

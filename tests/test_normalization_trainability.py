@@ -8,6 +8,7 @@ import pytest
 
 from galu.normalization.cifar import prepare_data
 from galu.normalization.trainability import (
+    max_depth_by_fraction,
     max_trainable_depth,
     run_outcomes,
     train_depth,
@@ -124,3 +125,27 @@ def test_train_depth_runs_every_width_and_seed_with_its_lr(one_torch_thread):
     np.testing.assert_allclose(runs.jacobian["squared_singular_value"], 1.0, atol=1e-4)
     quiet = train_depth("relu", 2, data, {8: 0.01}, [0], epochs=1, batch_size=16)
     assert quiet.spectra.empty and list(quiet.spectra.columns) == list(runs.spectra.columns)
+
+
+def test_max_depth_by_fraction_judges_the_same_runs_at_every_threshold():
+    # best loss / reference: depth 10 reaches 0.32, depth 30 reaches 0.72 (reference 2.0 < ln 10)
+    curves = pd.DataFrame(
+        {
+            "activation": "relu",
+            "width": 8,
+            "depth": [10, 10, 30, 30],
+            "seed": 0,
+            "epoch": [0, 1, 0, 1],
+            "train_loss": [2.0, 0.64, 2.0, 1.44],
+            "test_error": 0.5,
+        }
+    )
+    table = max_depth_by_fraction(curves).set_index("loss_fraction")["max_trainable_depth"]
+    assert list(table.index) == pytest.approx([0.05 * i for i in range(1, 20)])
+    assert set(table[table.index < 0.32]) == {0}  # neither run reaches its fraction
+    assert set(table[(table.index > 0.32) & (table.index < 0.72)]) == {10}
+    assert set(table[table.index > 0.72]) == {30}
+    # each threshold's rows are max_trainable_depth's own at that threshold
+    at_half = max_depth_by_fraction(curves, [0.5])
+    expected = max_trainable_depth(run_outcomes(curves, 0.5), 0.5)
+    pd.testing.assert_frame_equal(at_half, expected)

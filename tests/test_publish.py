@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -227,9 +228,8 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     smk(root, "--cores", "2")
     claims = pd.read_csv(root / "results/paper-cpu/claims.csv").set_index("claim_id")
     reduced = claims.loc["scm_schedule_floor_no_gain_sim"]
-    assert reduced.verdict == "not_run" and reduced.scale == "paper-cpu"
-    assert "could not run at the paper's settings at the paper-cpu scale" in reduced.reason
-    assert "SCM simulations at N = 40" in reduced.reason and "measured" in reduced.reason
+    assert reduced.verdict == "indicative" and reduced.scale == "paper-cpu"
+    assert reduced.reason == "SCM simulations at N = 40" and math.isfinite(reduced.measured)
     # Judged as the paper scale: a claim stated for the paper scale only is checked.
     assert claims.loc["scm_perceptron_eta_c"].verdict in ("pass", "fail")
     caption = (root / "results/paper-cpu/captions/scm/schedules.rst").read_text()

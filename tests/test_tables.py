@@ -15,7 +15,11 @@ from galu.normalization.correlation import layer_correlations
 from galu.normalization.isometry import isometry_tables
 from galu.normalization.mlp import build_mlp
 from galu.normalization.spectra import jacobian_table
-from galu.normalization.trainability import max_trainable_depth, run_outcomes
+from galu.normalization.trainability import (
+    max_depth_by_fraction,
+    max_trainable_depth,
+    run_outcomes,
+)
 from galu.workflow.config import load_yaml
 from galu.workflow.provenance import Run
 from galu.workflow.tables import (
@@ -59,6 +63,9 @@ READ_BY_CLAIMS = {
                                    "mp_upper_edge"],
     "normalization/max_depth.csv": ["activation", "width", "max_trainable_depth",
                                     "depths_tested", "depths_trained", "loss_fraction"],
+    "normalization/max_depth_by_fraction.csv": ["activation", "width", "max_trainable_depth",
+                                                "depths_tested", "depths_trained",
+                                                "loss_fraction"],
     "normalization/trainability_runs.csv": ["activation", "width", "depth", "seed",
                                             "epochs_run", "diverged", "initial_loss",
                                             "best_loss", "loss_ratio", "final_test_error",
@@ -99,6 +106,8 @@ def test_the_normalization_tables_as_made_keep_their_contracts():
     runs = run_outcomes(curves, 0.5)
     check_table(runs, "results/normalization/trainability_runs.csv", FOLDER)
     check_table(max_trainable_depth(runs, 0.5), "results/normalization/max_depth.csv", FOLDER)
+    by_fraction = max_depth_by_fraction(curves)
+    check_table(by_fraction, "results/normalization/max_depth_by_fraction.csv", FOLDER)
     model = build_mlp("relu", 3, 6, seed=0, input_dim=12)
     x = torch.randn(4, 12, generator=torch.Generator().manual_seed(0))
     labels = {"activation": "relu", "width": 6, "depth": 3, "seed": 0}

@@ -107,6 +107,21 @@ def max_trainable_depth(outcomes: pd.DataFrame, fraction: float) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+# The loss fractions at which the trainability verdicts are judged again, to show how far they
+# depend on the criterion's one free number (the claims' `robustness`, workflow/claims.yaml).
+FRACTION_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))
+
+
+def max_depth_by_fraction(
+    curves: pd.DataFrame, fractions: Sequence[float] = FRACTION_GRID
+) -> pd.DataFrame:
+    """:func:`max_trainable_depth` once per loss fraction of ``fractions`` (0.05 to 0.95 by
+    default): the same runs, judged by each threshold."""
+    return pd.concat(
+        [max_trainable_depth(run_outcomes(curves, f), f) for f in fractions], ignore_index=True
+    )
+
+
 @dataclass(frozen=True)
 class DepthRuns:
     """Everything one (activation, depth) job measures, as tidy tables."""

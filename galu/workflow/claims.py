@@ -23,6 +23,11 @@ is declarative:
 - ``finding``: what we believe explains a failure. Numbers it quotes come from the run:
   ``{name}`` is replaced by the quantity ``finding_values[name]`` (``source``, ``where``,
   ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs.
+- ``robustness`` (optional): ``{source: ..., over: <column>}``, how far the verdict depends
+  on one free setting of the measurement (e.g. the loss fraction of the trainability
+  criterion): the claim is measured on ``source`` once per value of ``over``, and the row
+  says over which contiguous range of values around the run's own (the ``over`` column of
+  the claim's rows) the verdict stays the same.
 - ``alternative`` (optional): ``{label: ..., <measurement fields>}``, the same claim
   measured another way, shown beside the verdict but never deciding it, e.g. the
   test-selected numbers beside the validation-selected ones (``label: test-selected``,
@@ -30,7 +35,9 @@ is declarative:
   ``where``, ``pivot``, ``expression``, ``reduce`` and ``x``.
 
 A claim whose CSV was not produced (its stage disabled, its data missing)
-or whose rows are absent is ``not_run`` with the reason: never a silent pass. A claim
+or whose rows are absent is ``not_run`` with the reason: never a silent pass. A claim that a
+scale's ``reductions`` name is ``indicative``: measured, but at settings reduced from the
+paper's, so not judged. A claim
 measured on a CSV whose provenance says ``data_substitute`` (e.g. made from the CIFAR-10
 reconstruction) says so in every table and caption.
 """
@@ -74,6 +81,15 @@ class Quantity:
 
 
 @dataclass(frozen=True)
+class Robustness:
+    """A claim measured again on ``source`` (same ``where``, ``expression``, ``reduce``) once
+    per value of its column ``over``: over which values does the verdict stay the same?"""
+
+    source: str
+    over: str
+
+
+@dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper."""
 
@@ -98,6 +114,7 @@ class Claim:
     alternative: Claim | None = None
     alternative_label: str = ""
     section: str = ""
+    robustness: Robustness | None = None
 
     def __post_init__(self) -> None:
         bad = {
@@ -170,6 +187,16 @@ def _quantities(value: Any, claim_id: str) -> tuple[tuple[str, Quantity], ...]:
     return tuple(quantities)
 
 
+def _robustness(value: Any, claim_id: str) -> Robustness | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"source", "over"}:
+        raise ValueError(
+            f"claim {claim_id!r}: robustness needs exactly source and over, got {value!r}"
+        )
+    return Robustness(str(value["source"]), str(value["over"]))
+
+
 def _alternative(entry: Mapping[str, Any], scale: str) -> tuple[Claim | None, str]:
     """The claim measured the ``alternative`` way (its overrides applied), and its label."""
     value = entry.get("alternative")
@@ -215,6 +242,7 @@ def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
         precision=float(entry["precision"]) if "precision" in entry else None,
         finding_values=_quantities(entry.get("finding_values"), entry["id"]),
         section=" ".join(str(entry.get("section", "")).split()),
+        robustness=_robustness(entry.get("robustness"), entry["id"]),
     )
 
 
@@ -272,6 +300,54 @@ def verdict(claim: Claim, measured: float) -> str:
     return "pass" if ok else "fail"
 
 
+def robust_range(claim: Claim, table: pd.DataFrame, own: float) -> tuple[str, list[float]]:
+    """The verdict of ``claim`` at the value ``own`` of its robustness column, and the
+    contiguous values of that column around ``own`` (of all in ``table``) that give it too."""
+    over = claim.robustness.over
+    values = sorted(float(v) for v in table[over].unique())
+    at = [i for i, v in enumerate(values) if math.isclose(v, own)]
+    if not at:
+        raise ValueError(f"{claim.robustness.source} has no rows at {over} = {own:g}")
+
+    def judged(value: float) -> str | None:
+        measured = measure(claim, table[np.isclose(table[over], value)])
+        return None if measured is None else verdict(claim, measured)
+
+    verdicts = [judged(v) for v in values]
+    lo = hi = at[0]
+    while lo > 0 and verdicts[lo - 1] == verdicts[at[0]]:
+        lo -= 1
+    while hi < len(values) - 1 and verdicts[hi + 1] == verdicts[at[0]]:
+        hi += 1
+    return str(verdicts[at[0]]), values[lo : hi + 1]
+
+
+def _robustness_text(
+    claim: Claim, root: OutputRoot, tables: dict[str, pd.DataFrame], rows: pd.DataFrame, judged: str
+) -> str:
+    """``for every loss_fraction from 0.05 to 0.95 tried`` or ``for loss_fraction 0.3 to 0.6
+    (tried 0.05 to 0.95)``: the values of the setting that give the same verdict."""
+    spec = claim.robustness
+    path = root / spec.source
+    if not path.is_file():
+        return f"? ({spec.source} was not produced)"
+    if spec.source not in tables:
+        tables[spec.source] = pd.read_csv(path)
+    table = tables[spec.source]
+    own = rows[spec.over].unique() if spec.over in rows else []
+    if len(own) != 1:
+        return f"? (the claim's rows hold {len(own)} values of {spec.over}, not one)"
+    at_own, kept = robust_range(claim, table, float(own[0]))
+    if at_own != judged:
+        return (
+            f"? ({spec.source} gives {at_own} at {spec.over} = {own[0]:g}, {claim.source} {judged})"
+        )
+    tried = sorted(float(v) for v in table[spec.over].unique())
+    if kept == tried:
+        return f"for every {spec.over} from {tried[0]:g} to {tried[-1]:g} tried"
+    return f"for {spec.over} {kept[0]:g} to {kept[-1]:g} (tried {tried[0]:g} to {tried[-1]:g})"
+
+
 def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataFrame]) -> str:
     """The claim's finding with each ``{name}`` replaced by that quantity on this run's CSVs
     (``?`` with the reason when its CSV or rows are missing)."""
@@ -290,19 +366,12 @@ def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataF
     return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], claim.finding)
 
 
-def _mark_reduced(row: dict[str, Any], scale: str, reduction: str) -> None:
-    """A claim measured on a run that reduced what it depends on: ``not_run``, with the
-    reduction and the reduced run's value in the reason (not a verdict on the paper)."""
-    value = format_measured(row["measured"], row["precision"])
-    row.update(
-        verdict="not_run",
-        measured=math.nan,
-        finding="",
-        reason=(
-            f"its stage could not run at the paper's settings at the {scale} scale"
-            f" ({reduction.rstrip('.')}); the reduced run measured {value}"
-        ),
-    )
+def _mark_reduced(row: dict[str, Any], reduction: str) -> None:
+    """A claim measured on a run that reduced what it depends on: ``indicative``. The value
+    stays in the measured column; ``reason`` holds the reduction (the config's
+    ``reductions`` text), which the tables name once for all its claims. Not a verdict on
+    the paper's claim."""
+    row.update(verdict="indicative", finding="", reason=reduction.strip())
 
 
 def source_stage(source: str) -> str:
@@ -323,10 +392,11 @@ def evaluate(
     ``claims`` are parsed for the scale the run is judged as
     (:func:`galu.workflow.scales.judged_as`). ``reduced``: claim id -> what the run reduced from the
     paper's settings that the claim depends on (the config's ``reductions``); such a claim is
-    ``not_run`` with that reason and the value measured on the reduced run, never a verdict on the
-    paper's claim. ``stages``: the stages the run made (the config's ``stages``; None: all). A claim
-    of another stage is ``not_run`` even when its table lies in the checkout (e.g. put back by
-    ``galu resume``): it is not an input of this run's claims job."""
+    ``indicative``: the value measured on the reduced run, with that reduction as its reason,
+    never a verdict on the paper's claim. ``stages``: the stages the run made (the config's
+    ``stages``; None: all). A claim of another stage is ``not_run`` even when its table lies in
+    the checkout (e.g. put back by ``galu resume``): it is not an input of this run's claims
+    job."""
     root = output_root(root)
     reduced = dict(reduced or {})
     checked = judged_as(scale)
@@ -352,6 +422,7 @@ def evaluate(
             "alternative": claim.alternative_label,
             "measured_alternative": math.nan,
             "section": claim.section,
+            "robustness": "",
         }
         path = root / claim.source
         if checked not in claim.scales:
@@ -388,10 +459,16 @@ def evaluate(
                     other = measure(claim.alternative, tables[claim.source])
                     row["measured_alternative"] = math.nan if other is None else other
                 row["reason"] = claim.justification
+                if claim.robustness is not None:
+                    table = tables[claim.source]
+                    selected = table.query(claim.where) if claim.where else table
+                    row["robustness"] = _robustness_text(
+                        claim, root, tables, selected, row["verdict"]
+                    )
                 if row["verdict"] == "fail":
                     row["finding"] = _finding_from_run(claim, root, tables)
                 if claim.claim_id in reduced:
-                    _mark_reduced(row, scale, reduced[claim.claim_id])
+                    _mark_reduced(row, reduced[claim.claim_id])
         rows.append(row)
     return pd.DataFrame(rows)
 

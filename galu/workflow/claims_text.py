@@ -36,10 +36,22 @@ def measured_text(row: Any) -> str:
     return text
 
 
+def robustness_of(row: Any) -> str:
+    """The row's robustness (``for loss_fraction 0.3 to 0.6 (tried 0.05 to 0.95)``: the
+    settings that give the same verdict), or empty (a CSV read back has NaN for none)."""
+    text = getattr(row, "robustness", "")
+    return text if isinstance(text, str) else ""
+
+
 def verdict_text(row: Any) -> str:
-    """``**pass**``, with ``(substitute data)`` when the claim's inputs descend from a
-    substitute dataset."""
-    return f"**{row.verdict}**" + (" (substitute data)" if row.data_substitute else "")
+    """``**pass**``, with its robustness where the claim has one and ``(substitute data)``
+    when the claim's inputs descend from a substitute dataset."""
+    robust = robustness_of(row)
+    return (
+        f"**{row.verdict}**"
+        + (f" {robust}" if robust and row.verdict in ("pass", "fail") else "")
+        + (" (substitute data)" if row.data_substitute else "")
+    )
 
 
 def _cell(text: str) -> str:
@@ -51,7 +63,8 @@ def expected_text(compare: str, expected: float) -> str:
     return {"within": "", "at_most": "≤ ", "at_least": "≥ "}[compare] + _number(expected)
 
 
-VERDICTS = ("pass", "fail", "not_run")
+# indicative: measured at settings reduced from the paper's (the scale's reductions), not judged.
+VERDICTS = ("pass", "fail", "indicative", "not_run")
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
@@ -61,8 +74,11 @@ def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
 
 
 def summary_line(table: pd.DataFrame) -> str:
-    """``26 pass, 4 fail, 1 not_run`` (in that order, zeros included)."""
-    return ", ".join(f"{n} {v}" for v, n in verdict_counts(table).items())
+    """``26 pass, 4 fail, 1 not_run`` (in that order, zeros included; ``indicative`` only
+    where a claim is, e.g. ``31 pass, 1 fail, 8 indicative, 6 not_run``)."""
+    counts = verdict_counts(table)
+    shown = [v for v in VERDICTS if v != "indicative" or counts[v]]
+    return ", ".join(f"{counts[v]} {v}" for v in shown)
 
 
 def markdown_table(table: pd.DataFrame) -> str:
@@ -95,11 +111,32 @@ def markdown_table(table: pd.DataFrame) -> str:
     if len(failed):
         lines += ["", "What we believe explains each failure:", ""]
         lines += [f"- `{r.claim_id}`: {_finding(r.finding)}" for r in failed.itertuples()]
+    indicative = indicative_groups(table)
+    if indicative:
+        lines += ["", INDICATIVE_HEADING + ":", ""]
+        lines += [
+            f"- {reduction.rstrip('.')}: {', '.join(f'`{c}`' for c in ids)}."
+            for reduction, ids in indicative.items()
+        ]
     skipped = table[table["verdict"] == "not_run"]
     if len(skipped):
         lines += ["", "Not run, and why:", ""]
         lines += [f"- `{r.claim_id}`: {r.reason}." for r in skipped.itertuples()]
     return "\n".join(lines) + "\n"
+
+
+INDICATIVE_HEADING = (
+    "Indicative: measured at settings reduced from the paper's, so not judged (each reduction"
+    " once, with the claims it touches)"
+)
+
+
+def indicative_groups(table: pd.DataFrame) -> dict[str, list[str]]:
+    """Reduction text -> the ids of the indicative claims it touches, in table order."""
+    groups: dict[str, list[str]] = {}
+    for r in table[table["verdict"] == "indicative"].itertuples():
+        groups.setdefault(str(r.reason), []).append(r.claim_id)
+    return groups
 
 
 def _finding(text: str) -> str:
@@ -146,6 +183,12 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
         for r in rows.itertuples():
             if r.verdict == "not_run":
                 evidence = f"not measured: {rst_escape(r.reason)}"
+            elif r.verdict == "indicative":
+                evidence = (
+                    f"Measured {rst_escape(measured_text(r))} at settings reduced from the"
+                    f" paper's ({rst_escape(str(r.reason).rstrip('.'))}), so not judged;"
+                    f" the paper's bound: {bound_text(r.compare, r.expected, r.tolerance)}."
+                )
             else:
                 why = str(r.reason).rstrip(".")
                 evidence = (
@@ -153,6 +196,8 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
                     f" {rst_escape(measured_text(r))}"
                     f"{' (' + rst_escape(why) + ')' if why else ''}."
                 )
+                if robustness_of(r):
+                    evidence += f" The same verdict {rst_escape(robustness_of(r))}."
             if r.verdict == "fail":
                 evidence += f" *What we believe explains it:* {rst_escape(_finding(r.finding))}"
             substitute = " (measured on substitute data)" if r.data_substitute else ""
@@ -175,7 +220,8 @@ def reductions_lines(scale: str, reductions: Iterable[Mapping[str, Any]]) -> lis
         return []
     return [
         f"**Reduced from the paper's settings at the {scale} scale** (the config's"
-        " ``reductions``; claims that depend on a reduction are not_run):",
+        " ``reductions``; claims that depend on a reduction are indicative: measured, not"
+        " judged):",
         "",
         *(f"- {rst_escape(text)}" for text in texts),
         "",

@@ -2,10 +2,10 @@
 
 Snakemake shows the workflow description (the Snakefile's ``report:`` file) when the report
 opens. The ``claims`` rule writes it from :func:`galu.workflow.claims.evaluate`'s table as
-reStructuredText: counts of pass / fail / not_run, the table with failures and not_run
-claims first (verdicts coloured, each row linking its figure's page in the report), what
-we believe explains each failure, and the commit, package versions and data status of the
-run. The same page, as standalone HTML, is ``results/claims.html``.
+reStructuredText: counts of pass / fail / indicative / not_run, the table with failures,
+indicative and not_run claims first (verdicts coloured, each row linking its figure's page in
+the report), what we believe explains each failure, and the commit, package versions and
+data status of the run. The same page, as standalone HTML, is ``results/claims.html``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ import pandas as pd
 from docutils.core import publish_parts
 
 from galu.workflow.claims_text import (
+    INDICATIVE_HEADING,
     expected_text,
+    indicative_groups,
     measured_text,
     reductions_lines,
+    robustness_of,
     summary_line,
     verdict_counts,
 )
@@ -31,12 +34,13 @@ from galu.workflow.scales import OutputRoot, output_root
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
-ORDER = {"fail": 0, "not_run": 1, "pass": 2}
-ROLES = {"pass": "passed", "fail": "failed", "not_run": "notrun"}
+ORDER = {"fail": 0, "indicative": 1, "not_run": 2, "pass": 3}
+ROLES = {"pass": "passed", "fail": "failed", "indicative": "indicative", "not_run": "notrun"}
 PAGE_CSS = (
     "<style>.passed{color:#1a7f37;font-weight:bold}"
     ".failed{color:#cf222e;font-weight:bold}"
     ".notrun{color:#9a6700;font-weight:bold}"
+    ".indicative{color:#0969da;font-weight:bold}"
     # Snakemake centres the description vertically in a scrolling box: a page taller than
     # the window would lose its top (the verdict) above the scroll range. Top-align it, and
     # let the table use the width.
@@ -70,6 +74,8 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
     for r in rows.itertuples():
         verdict = f":{ROLES[r.verdict]}:`{r.verdict}`"
+        if robustness_of(r) and r.verdict in ("pass", "fail"):
+            verdict += f" {rst_escape(robustness_of(r))}"
         if r.data_substitute:
             verdict += " (substitute data)"
         cells = [
@@ -115,13 +121,13 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     scale = table["scale"].iloc[0] if len(table) else "?"
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
     lines = ["{% raw %}", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
-    lines += [".. role:: passed", ".. role:: failed", ".. role:: notrun", ""]
+    lines += [f".. role:: {role}" for role in ROLES.values()] + [""]
     lines += [".. raw:: html", "", f"   {PAGE_CSS}", ""]
     lines += [
         f"Every claim of the three papers (``workflow/claims.yaml``), checked on this run's"
-        f" CSVs at the **{scale}** scale. Failures and claims not run come first; each row"
-        " links the figure that shows it, whose caption opens with the same verdicts."
-        " Measured values are rounded to a precision that reproduces across machines"
+        f" CSVs at the **{scale}** scale. Failures, indicative claims and claims not run come"
+        " first; each row links the figure that shows it, whose caption opens with the same"
+        " verdicts. Measured values are rounded to a precision that reproduces across machines"
         " (see README, What reproduces).",
         "",
     ]
@@ -140,6 +146,14 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
         lines += [
             f"- ``{r.claim_id}``: {rst_escape(r.finding or 'not investigated yet.')}"
             for r in failed.itertuples()
+        ]
+        lines.append("")
+    indicative = indicative_groups(table)
+    if indicative:
+        lines += _heading(INDICATIVE_HEADING)
+        lines += [
+            f"- {rst_escape(reduction.rstrip('.'))}: {', '.join(f'``{c}``' for c in ids)}."
+            for reduction, ids in indicative.items()
         ]
         lines.append("")
     skipped = table[table["verdict"] == "not_run"]

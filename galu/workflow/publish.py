@@ -373,7 +373,11 @@ def _publication_lines(folder: Path) -> list[str]:
             "",
         ]
     if manifest.get("reductions"):
-        lines += ["Reduced from the paper's settings (claims that depend on it are not_run):", ""]
+        lines += [
+            "Reduced from the paper's settings (claims that depend on it are indicative:"
+            " measured, not judged):",
+            "",
+        ]
         lines += [f"- {text}" for text in manifest["reductions"]] + [""]
     return lines + [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
 

@@ -43,7 +43,7 @@ def unscaled(path: str, scale: str) -> str:
 
 # The claims (workflow/claims.yaml: their ``scales`` and per-scale tolerances) a scale is
 # judged by: paper-cpu keeps the paper's per-network settings, so it is judged as the paper
-# scale, except for the claims its ``reductions`` name (those are not_run, saying why).
+# scale, except for the claims its ``reductions`` name (those are indicative: measured, not judged).
 JUDGED_AS = {"paper-cpu": "paper"}
 
 

@@ -100,7 +100,7 @@ ENV = "../../environment.yml"
 
 
 CLAIMS = load_yaml(workflow.source_path("../claims.yaml"))
-# A reduction must name claims that exist (they become not_run at this scale): say so now.
+# A reduction must name claims that exist (they become indicative at this scale): say so now.
 try:
     reduced_claims(config["reductions"], [c["id"] for c in CLAIMS])
 except ValueError as error:
@@ -124,6 +124,7 @@ def claim_sources(wildcards):
     sources |= {
         v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
     }
+    sources |= {c["robustness"]["source"] for c in CLAIMS if "robustness" in c}
     return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
 
 

@@ -101,6 +101,9 @@ rule normalization_trainability:
             csv=out("results/normalization/trainability.csv"),
             runs=out("results/normalization/trainability_runs.csv"),
             max_depth=out("results/normalization/max_depth.csv"),
+            max_depth_by_fraction=out(
+                "results/normalization/max_depth_by_fraction.csv"
+            ),
             lr_sweep=out("results/normalization/lr_sweep.csv"),
         ),
     log:
@@ -174,6 +177,7 @@ stage_targets(
     [
         rules.normalization_trainability.output.csv,
         rules.normalization_trainability.output.max_depth,
+        rules.normalization_trainability.output.max_depth_by_fraction,
         rules.normalization_spectra.output.csv,
         rules.normalization_spectra.output.jacobian,
         rules.normalization_correlations.output.csv,
