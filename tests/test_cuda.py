@@ -6,7 +6,8 @@ sees a CUDA device (``pytest tests/test_cuda.py``). Each trains the same small p
 the CPU and on the GPU from the same seeds: the deep-MLP stack of the normalization stage
 (Richemond & Guo), the padded ensembles of the memorization stage (Fiat et al.) and the
 on-line SGD simulation of the SCM stage (Straat & Biehl). Float rounding differs between
-the devices (other matmul kernels), so values agree to a tolerance, not bit for bit.
+the devices (other matmul kernels), so values agree to a tolerance, not bit for bit; the
+SCM simulation draws its examples on the device, so there the runs agree in distribution.
 """
 
 from __future__ import annotations
@@ -67,22 +68,27 @@ def test_the_memorization_ensembles_fit_alike_on_the_gpu():
         np.testing.assert_allclose(gpu.pred, cpu.pred, rtol=1e-3, atol=1e-4)
 
 
-def test_the_scm_simulation_runs_alike_on_the_gpu():
+def test_the_scm_simulation_on_the_gpu_is_another_sample_of_the_same_process():
+    # The examples are drawn by the device's own generator (galu.scm.simulation): the same
+    # students and teachers at alpha = 0, then other draws, so the runs agree in
+    # distribution. The perceptron's R after alpha = 3 spreads by ~1/sqrt(N) between seeds.
     kwargs = dict(
-        K=2,
-        M=2,
+        K=1,
+        M=1,
         activation="relu",
         eta=0.5,
-        R0=1e-3 * np.eye(2),
-        Q0=np.diag([0.2, 0.3]),
-        N=200,
-        alpha=np.array([0.0, 1.0, 3.0]),
-        seeds=[0, 1],
-        n_test=100,
+        R0=np.array([[0.0]]),
+        Q0=np.array([[0.5]]),
+        N=1000,
+        alpha=np.array([0.0, 3.0]),
+        seeds=list(range(8)),
+        n_test=500,
     )
     cpu, gpu = simulate(device="cpu", **kwargs), simulate(device="cuda", **kwargs)
-    assert not np.allclose(cpu.R[:, 0], cpu.R[:, -1])  # the students learned
-    # float64 on both devices: the same steps up to summation order
-    np.testing.assert_allclose(gpu.R, cpu.R, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(gpu.Q, cpu.Q, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(gpu.eps_g_measured, cpu.eps_g_measured, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gpu.R[:, 0], cpu.R[:, 0], atol=1e-12)  # same initial students
+    np.testing.assert_allclose(gpu.Q[:, 0], cpu.Q[:, 0], atol=1e-12)
+    r_cpu, r_gpu = cpu.R[:, -1, 0, 0], gpu.R[:, -1, 0, 0]
+    assert r_cpu.mean() > 0.3  # the students learned
+    assert not np.allclose(r_gpu, r_cpu)  # other examples
+    spread = np.sqrt((r_cpu.var(ddof=1) + r_gpu.var(ddof=1)) / len(r_cpu))
+    assert abs(r_gpu.mean() - r_cpu.mean()) <= 4 * spread

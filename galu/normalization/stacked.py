@@ -212,11 +212,12 @@ def evaluate_members(model: StackedMLP, x: Tensor, y: Tensor) -> tuple[Tensor, T
     return loss / len(y), wrong.double() / len(y)
 
 
-def member_orders(seeds: Sequence[int], device: torch.device) -> list[torch.Generator]:
-    """One shuffle generator per distinct seed, seeded as training.train seeds its own."""
+def member_orders(seeds: Sequence[int]) -> list[torch.Generator]:
+    """One shuffle generator per distinct seed, seeded as training.train seeds its own. On
+    the CPU whatever the device: CUDA's generator draws other permutations from the same
+    seed, and a GPU run would see other minibatches than a CPU run (tests/test_cuda.py)."""
     return [
-        torch.Generator(device=device).manual_seed(stream_seed(s, SHUFFLE_STREAM))
-        for s in dict.fromkeys(seeds)
+        torch.Generator().manual_seed(stream_seed(s, SHUFFLE_STREAM)) for s in dict.fromkeys(seeds)
     ]
 
 
@@ -225,7 +226,7 @@ def _epoch_indices(
 ) -> Tensor:
     """This epoch's sample order: ``(n,)`` shared by all members when they have one seed,
     else ``(E, n)``, member e's row drawn from its seed's generator."""
-    perms = [torch.randperm(n, generator=g, device=device) for g in gens]
+    perms = [torch.randperm(n, generator=g).to(device) for g in gens]
     if len(perms) == 1:
         return perms[0]
     by_seed = dict(zip(dict.fromkeys(seeds), perms, strict=True))
@@ -282,7 +283,7 @@ def train_stacked(
     # SGD at lr 1 on sum_e lr_e loss_e is SGD at lr_e for each member (module docstring).
     opt = MomentumSGD(model.parameters(), momentum)
     lr_weights = torch.tensor([float(lr) for lr in lrs], device=device)
-    gens = member_orders(seeds, device)
+    gens = member_orders(seeds)
     rows: list[list[dict[str, float]]] = [[] for _ in models]
     active = [True] * len(models)
     for epoch in range(epochs + 1):

@@ -79,7 +79,8 @@ def train_epoch(
 ) -> None:
     """One pass in full minibatches (the remainder is skipped; reshuffling covers it)."""
     n = len(data.y_train)
-    order = torch.randperm(n, generator=gen, device=data.y_train.device)
+    # drawn on the CPU (gen is a CPU generator), so every device sees the same minibatches
+    order = torch.randperm(n, generator=gen).to(data.y_train.device)
     model.train()
     for start in range(0, n - batch + 1, batch):
         idx = order[start : start + batch]
@@ -105,7 +106,7 @@ def train(model: DeepMLP, data: TensorData, settings: TrainSettings, seed: int) 
     device = data.x_train.device
     model.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
-    gen = torch.Generator(device=device).manual_seed(stream_seed(seed, SHUFFLE_STREAM))
+    gen = torch.Generator().manual_seed(stream_seed(seed, SHUFFLE_STREAM))
     rows = [_epoch_row(0, model, data)]
     diverged = not math.isfinite(rows[0]["train_loss"])
     for epoch in range(1, settings.epochs + 1):

@@ -15,7 +15,11 @@ with ``Z`` orthonormal rows (times sqrt N) orthogonal to the teacher, made by
 Gram-Schmidt (QR), and ``L L^T = Q0 - R0 R0^T``. All seeds advance together as
 one batch; each seed draws from its own generators (derived from the seed with
 ``numpy.random.SeedSequence``), so a seed's trajectory does not depend on which
-other seeds run beside it. Runs on any torch device.
+other seeds run beside it. Runs on any torch device; the examples and test inputs are
+drawn by that device's generator (drawing N-dimensional examples on the CPU would undo a
+GPU's gain), so a GPU run starts from the same students and teachers and then sees other
+draws than a CPU run of the same seed: the same process, another sample
+(tests/test_cuda.py).
 """
 
 from __future__ import annotations
