@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from galu.normalization.streams import SUBSET_STREAM, stream_seed
+from galu.seeding import derive_seed
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def prepare_data(
     missing = {"x_train", "y_train", "x_test", "y_test"} - set(arrays)
     if missing:
         raise ValueError(f"data arrays lack {sorted(missing)}")
-    rng = np.random.default_rng(stream_seed(seed, SUBSET_STREAM))
+    rng = np.random.default_rng(derive_seed(seed, "subset"))
     picks = {}
     for split, size in (("train", n_train), ("test", n_test)):
         total = len(arrays[f"y_{split}"])

@@ -31,7 +31,7 @@ from galu.normalization.modules import (
     reference_activation,
 )
 from galu.normalization.quadrature import gaussian_expectation
-from galu.normalization.streams import INIT_STREAM, stream_seed
+from galu.seeding import derive_seed
 
 BATCH_NORM_SUFFIX = "_bn"
 GAINS: dict[str, float] = {
@@ -122,6 +122,6 @@ def build_mlp(
 ) -> DeepMLP:
     """A :class:`DeepMLP` on the CPU, initialized from ``seed`` (same seed, same weights)."""
     model = DeepMLP(input_dim, width, depth, num_classes, activation)
-    generator = torch.Generator().manual_seed(stream_seed(seed, INIT_STREAM))
+    generator = torch.Generator().manual_seed(derive_seed(seed, "init"))
     init_orthogonal(model, default_gain(activation) if gain is None else gain, generator)
     return model

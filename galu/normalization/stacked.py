@@ -37,9 +37,9 @@ from torch import Tensor, nn
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, split_activation
 from galu.normalization.modules import make_activation
-from galu.normalization.streams import SHUFFLE_STREAM, stream_seed
 from galu.normalization.training import EVAL_BATCH, TrainSettings
 from galu.progress import log_progress
+from galu.seeding import derive_seed
 
 # nn.BatchNorm1d's defaults, so that the stacked batch norm matches the per-network one.
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1
@@ -216,9 +216,7 @@ def member_orders(seeds: Sequence[int]) -> list[torch.Generator]:
     """One shuffle generator per distinct seed, seeded as training.train seeds its own. On
     the CPU whatever the device: CUDA's generator draws other permutations from the same
     seed, and a GPU run would see other minibatches than a CPU run (tests/test_cuda.py)."""
-    return [
-        torch.Generator().manual_seed(stream_seed(s, SHUFFLE_STREAM)) for s in dict.fromkeys(seeds)
-    ]
+    return [torch.Generator().manual_seed(derive_seed(s, "batches")) for s in dict.fromkeys(seeds)]
 
 
 def _epoch_indices(

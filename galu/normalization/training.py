@@ -21,8 +21,8 @@ from torch import Tensor, nn
 
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP
-from galu.normalization.streams import SHUFFLE_STREAM, stream_seed
 from galu.progress import log_progress
+from galu.seeding import derive_seed
 
 EVAL_BATCH = 4096
 
@@ -106,7 +106,7 @@ def train(model: DeepMLP, data: TensorData, settings: TrainSettings, seed: int) 
     device = data.x_train.device
     model.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
-    gen = torch.Generator().manual_seed(stream_seed(seed, SHUFFLE_STREAM))
+    gen = torch.Generator().manual_seed(derive_seed(seed, "batches"))
     rows = [_epoch_row(0, model, data)]
     diverged = not math.isfinite(rows[0]["train_loss"])
     for epoch in range(1, settings.epochs + 1):

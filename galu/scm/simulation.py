@@ -13,8 +13,8 @@ step, so ``alpha = steps / N``. ReLU'(0) = 0.
 The initial student has exactly the requested ``R0`` and ``Q0``: ``J = R0 B + L Z``
 with ``Z`` orthonormal rows (times sqrt N) orthogonal to the teacher, made by
 Gram-Schmidt (QR), and ``L L^T = Q0 - R0 R0^T``. All seeds advance together as
-one batch; each seed draws from its own generators (derived from the seed with
-``numpy.random.SeedSequence``), so a seed's trajectory does not depend on which
+one batch; each seed draws from its own generators (its streams "init", "examples" and
+"test", :func:`galu.seeding.derive_seed`), so a seed's trajectory does not depend on which
 other seeds run beside it. Runs on any torch device; the examples and test inputs are
 drawn by that device's generator (drawing N-dimensional examples on the CPU would undo a
 GPU's gain), so a GPU run starts from the same students and teachers and then sees other
@@ -35,6 +35,7 @@ import torch
 from galu.device import torch_threads
 from galu.scm.odes import generalization_error
 from galu.scm.transfer import check_activation, g, g_prime
+from galu.seeding import derive_seed
 
 Array = np.ndarray
 
@@ -85,11 +86,11 @@ def initial_weights(R0: Array, Q0: Array, N: int, rng: np.random.Generator) -> t
 
 
 def _seed_streams(seed: int) -> tuple[np.random.Generator, int, int]:
-    init, train, test = np.random.SeedSequence(seed).spawn(3)
+    """The initial weights' generator, and the seeds of the examples and of the test set."""
     return (
-        np.random.default_rng(init),
-        int(train.generate_state(1, np.uint64)[0] >> np.uint64(1)),
-        int(test.generate_state(1, np.uint64)[0] >> np.uint64(1)),
+        np.random.default_rng(derive_seed(seed, "init")),
+        derive_seed(seed, "examples"),
+        derive_seed(seed, "test"),
     )
 
 
