@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -228,8 +227,9 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     smk(root, "--cores", "2")
     claims = pd.read_csv(root / "results/paper-cpu/claims.csv").set_index("claim_id")
     reduced = claims.loc["scm_schedule_floor_no_gain_sim"]
+    # indicative, the reduction its reason (that the value is kept: test_claims.py)
     assert reduced.verdict == "indicative" and reduced.scale == "paper-cpu"
-    assert reduced.reason == "SCM simulations at N = 40" and math.isfinite(reduced.measured)
+    assert reduced.reason == "SCM simulations at N = 40"
     # Judged as the paper scale: a claim stated for the paper scale only is checked.
     assert claims.loc["scm_perceptron_eta_c"].verdict in ("pass", "fail")
     caption = (root / "results/paper-cpu/captions/scm/schedules.rst").read_text()
