@@ -313,7 +313,7 @@ def test_zero_error_claim_judges_every_search_not_their_mean(tmp_path):
     values = [1.0] * 11 + [2.13]  # mean 1.09, within 0.25 of 1: the old claim passed
     rows = pd.DataFrame(
         dict(criterion="zero_error", model=["relu", "galu"] * 6, found=True, kd_over_m=values)
-    )
+    ).assign(m=[256, 512, 1024] * 4, d=16)
     rows.to_csv(tmp_path / "results/memorization/min_width.csv", index=False)
     (row,) = evaluate(parse_claims([entry], "quick"), tmp_path, "quick").itertuples()
     assert row.measured == pytest.approx(11 / 12) and row.verdict == "fail"
@@ -397,3 +397,15 @@ def test_a_claim_a_reduction_touches_is_indicative_with_its_value_and_the_reduct
     assert "- N = 1,000 (paper: 10,000): `d`, `e`." in text
     caption = caption_verdicts(table.reset_index(), "figures/x.png")
     assert "**indicative** ``d``" in caption and "so not judged" in caption
+
+
+def test_a_finding_value_whose_column_is_missing_is_named_not_a_crash(tree):
+    row = run_one(
+        tree,
+        expected=1.0,
+        finding="{gone}",
+        finding_values={
+            "gone": {"source": "results/t.csv", "expression": "z", "reduce": "max", "precision": 1}
+        },
+    )
+    assert row.verdict == "fail" and row.finding.startswith("? (results/t.csv lacks")

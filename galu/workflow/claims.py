@@ -359,7 +359,11 @@ def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataF
             continue
         if quantity.source not in tables:
             tables[quantity.source] = pd.read_csv(path)
-        value = measure(quantity, tables[quantity.source])
+        try:
+            value = measure(quantity, tables[quantity.source])
+        except (KeyError, NameError) as error:  # a column this run's table does not have
+            values[name] = f"? ({quantity.source} lacks {error})"
+            continue
         values[name] = (
             "? (no rows)" if value is None else format_measured(value, quantity.precision)
         )
