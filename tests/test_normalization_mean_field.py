@@ -12,6 +12,7 @@ from galu.normalization.mean_field import (
     CLOSED_FORMS,
     MeanField,
     depth_scale,
+    depth_scale_table,
     length_fixed_point,
     pair_mean,
     propagation,
@@ -132,3 +133,13 @@ def test_the_slope_against_random_layers_at_the_fixed_point(name):
             out.append(_correlation(layer @ phi(h1), layer @ phi(h2)))
         slopes.append((out[1] - out[0]) / (2 * delta))
     assert np.mean(slopes) == pytest.approx(found.chi_c, abs=0.05)
+
+
+def test_the_depth_scale_table_of_the_trained_activations():
+    table = depth_scale_table(["relu", "tilted_relu", "tanh", "relu_bn"]).set_index("activation")
+    assert list(table.index) == ["relu", "tilted_relu", "tanh"]  # batch norm: not these maps
+    assert table.loc["relu", "gain"] == pytest.approx(math.sqrt(2))
+    assert table.loc["tilted_relu", "q_star"] == pytest.approx(0.25)
+    assert table.loc[["relu", "tilted_relu"], "xi_c"].tolist() == [math.inf, math.inf]
+    tanh = propagation(field("tanh"))
+    assert table.loc["tanh", "xi_c"] == pytest.approx(tanh.xi_c)

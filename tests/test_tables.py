@@ -13,6 +13,7 @@ import torch
 
 from galu.normalization.correlation import layer_correlations
 from galu.normalization.isometry import isometry_tables
+from galu.normalization.mean_field import depth_scale_table
 from galu.normalization.mlp import build_mlp
 from galu.normalization.spectra import jacobian_table
 from galu.normalization.trainability import (
@@ -63,6 +64,8 @@ READ_BY_CLAIMS = {
                                    "mp_upper_edge"],
     "normalization/max_depth.csv": ["activation", "width", "max_trainable_depth",
                                     "depths_tested", "depths_trained", "loss_fraction"],
+    "normalization/depth_scales.csv": ["activation", "gain", "q_star", "c_star", "chi_1",
+                                       "chi_c", "xi_c"],
     "normalization/max_depth_by_fraction.csv": ["activation", "width", "max_trainable_depth",
                                                 "depths_tested", "depths_trained",
                                                 "loss_fraction"],
@@ -106,6 +109,8 @@ def test_the_normalization_tables_as_made_keep_their_contracts():
     runs = run_outcomes(curves, 0.5)
     check_table(runs, "results/normalization/trainability_runs.csv", FOLDER)
     check_table(max_trainable_depth(runs, 0.5), "results/normalization/max_depth.csv", FOLDER)
+    scales = depth_scale_table(["relu", "tanh", "relu_bn"])
+    check_table(scales, "results/normalization/depth_scales.csv", FOLDER)
     by_fraction = max_depth_by_fraction(curves)
     check_table(by_fraction, "results/normalization/max_depth_by_fraction.csv", FOLDER)
     model = build_mlp("relu", 3, 6, seed=0, input_dim=12)

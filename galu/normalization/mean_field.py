@@ -28,10 +28,11 @@ propagation against random networks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import brentq
 
 from galu.normalization.quadrature import gaussian_expectation
@@ -174,3 +175,26 @@ def propagation(field: MeanField) -> Propagation:
     c = stable_correlation(field, q, chi_1)
     chi_c = chi_1 if c >= 1.0 else field.slope(q, c)
     return Propagation(q, c, chi_1, chi_c, depth_scale(chi_c))
+
+
+def activation_field(name: str) -> MeanField:
+    """The maps of activation ``name`` at the gain the stage's networks use
+    (:func:`galu.normalization.mlp.default_gain`)."""
+    from galu.normalization.mlp import default_gain  # torch, for the tables' jobs only
+    from galu.normalization.modules import reference_activation
+
+    act = reference_activation(name)
+    return MeanField(act.f, act.df, default_gain(name), CLOSED_FORMS.get(name))
+
+
+def depth_scale_table(activations: Sequence[str]) -> pd.DataFrame:
+    """One row per activation (``activation, gain, q_star, c_star, chi_1, chi_c, xi_c``) at the
+    stage's gains. Activations with batch norm (``*_bn``) are left out: batch norm
+    re-normalizes every layer, which these maps do not model."""
+    rows = []
+    for name in activations:
+        if name.endswith("_bn"):
+            continue
+        field = activation_field(name)
+        rows.append({"activation": name, "gain": field.gain, **asdict(propagation(field))})
+    return pd.DataFrame(rows, columns=["activation", "gain", *Propagation.__dataclass_fields__])

@@ -69,7 +69,7 @@ def figures(config: Config) -> list[Figure]:
 
 def jobs(config: Config) -> list[Job]:
     """Per trained activation, its learning-rate sweep and one training job per depth; the
-    coefficients, isometry, trainability, spectra and correlations tables."""
+    coefficients, isometry, depth-scale, trainability, spectra and correlations tables."""
     train = config["normalization"]["trainability"]
     found = []
     for act in train["activations"]:
@@ -90,7 +90,14 @@ def jobs(config: Config) -> list[Job]:
             )
             for depth in train["depths"]
         ]
-    tables = ("coefficients", "isometry", "trainability", "spectra", "correlations")
+    tables = (
+        "coefficients",
+        "isometry",
+        "depth_scales",
+        "trainability",
+        "spectra",
+        "correlations",
+    )
     return found + [
         Job("normalization", f"normalization_{n}", f"normalization/{n}") for n in tables
     ]

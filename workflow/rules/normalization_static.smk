@@ -51,11 +51,32 @@ rule normalization_isometry:
         "../../scripts/normalization_isometry.py"
 
 
+# Beyond the paper: the mean-field fixed points, slopes and depth scales of the activations
+# the deep MLPs train, at their gains (Schoenholz et al. 2017), beside the measured depths.
+rule normalization_depth_scales:
+    output:
+        **with_sidecars(csv=out("results/normalization/depth_scales.csv")),
+    log:
+        job_log("normalization/depth_scales"),
+    benchmark:
+        job_benchmark("normalization/depth_scales")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_depth_scales"),
+    params:
+        activations=config["normalization"]["trainability"]["activations"],
+    script:
+        "../../scripts/normalization_depth_scales.py"
+
+
 # The tables the claims and the figures read (docs/design.md, Contracts).
 stage_targets(
     "normalization",
     [
         rules.normalization_coefficients.output.csv,
         rules.normalization_isometry.output.csv,
+        rules.normalization_depth_scales.output.csv,
     ],
 )
