@@ -372,6 +372,13 @@ def test_robustness_names_the_settings_that_keep_the_verdict(tmp_path):
     assert run_one(tmp_path, expected=10, **fields).robustness.startswith(
         "? (results/by_f.csv gives fail at f = 0.5"
     )
+    # a run whose own setting is not among those tried is named, not a crash
+    pd.DataFrame({"a": ["relu"], "depth": [10], "f": [0.33]}).to_csv(
+        tmp_path / "results/t.csv", index=False
+    )
+    assert run_one(tmp_path, expected=10, **fields).robustness == (
+        "? (results/by_f.csv has no rows at f = 0.33)"
+    )
     with pytest.raises(ValueError, match="robustness needs exactly source and over"):
         claim(robustness={"source": "results/by_f.csv"})
 

@@ -300,9 +300,11 @@ def verdict(claim: Claim, measured: float) -> str:
     return "pass" if ok else "fail"
 
 
-def robust_range(claim: Claim, table: pd.DataFrame, own: float) -> tuple[str, list[float]]:
-    """The verdict of ``claim`` at the value ``own`` of its robustness column, and the
-    contiguous values of that column around ``own`` (of all in ``table``) that give it too."""
+def robust_range(
+    claim: Claim, table: pd.DataFrame, own: float
+) -> tuple[str, list[float], list[float]]:
+    """The verdict of ``claim`` at the value ``own`` of its robustness column, the contiguous
+    values of that column around ``own`` that give it too, and all the values in ``table``."""
     over = claim.robustness.over
     values = sorted(float(v) for v in table[over].unique())
     at = [i for i, v in enumerate(values) if math.isclose(v, own)]
@@ -319,7 +321,7 @@ def robust_range(claim: Claim, table: pd.DataFrame, own: float) -> tuple[str, li
         lo -= 1
     while hi < len(values) - 1 and verdicts[hi + 1] == verdicts[at[0]]:
         hi += 1
-    return str(verdicts[at[0]]), values[lo : hi + 1]
+    return str(verdicts[at[0]]), values[lo : hi + 1], values
 
 
 def _robustness_text(
@@ -337,12 +339,14 @@ def _robustness_text(
     own = rows[spec.over].unique() if spec.over in rows else []
     if len(own) != 1:
         return f"? (the claim's rows hold {len(own)} values of {spec.over}, not one)"
-    at_own, kept = robust_range(claim, table, float(own[0]))
+    try:
+        at_own, kept, tried = robust_range(claim, table, float(own[0]))
+    except ValueError as error:  # the run's own setting is not among those tried
+        return f"? ({error})"
     if at_own != judged:
         return (
             f"? ({spec.source} gives {at_own} at {spec.over} = {own[0]:g}, {claim.source} {judged})"
         )
-    tried = sorted(float(v) for v in table[spec.over].unique())
     if kept == tried:
         return f"for every {spec.over} from {tried[0]:g} to {tried[-1]:g} tried"
     return f"for {spec.over} {kept[0]:g} to {kept[-1]:g} (tried {tried[0]:g} to {tried[-1]:g})"

@@ -43,15 +43,18 @@ def robustness_of(row: Any) -> str:
     return text if isinstance(text, str) else ""
 
 
-def verdict_text(row: Any) -> str:
-    """``**pass**``, with its robustness where the claim has one and ``(substitute data)``
-    when the claim's inputs descend from a substitute dataset."""
+def verdict_notes(row: Any) -> str:
+    """What follows a row's verdict: its robustness where the claim has one and was judged,
+    and ``(substitute data)`` when the claim's inputs descend from a substitute dataset."""
     robust = robustness_of(row)
-    return (
-        f"**{row.verdict}**"
-        + (f" {robust}" if robust and row.verdict in ("pass", "fail") else "")
-        + (" (substitute data)" if row.data_substitute else "")
+    return (f" {robust}" if robust and row.verdict in ("pass", "fail") else "") + (
+        " (substitute data)" if row.data_substitute else ""
     )
+
+
+def verdict_text(row: Any) -> str:
+    """``**pass**`` and its :func:`verdict_notes`."""
+    return f"**{row.verdict}**" + verdict_notes(row)
 
 
 def _cell(text: str) -> str:

@@ -25,9 +25,9 @@ from galu.workflow.claims_text import (
     indicative_groups,
     measured_text,
     reductions_lines,
-    robustness_of,
     summary_line,
     verdict_counts,
+    verdict_notes,
 )
 from galu.workflow.rst import rst_escape
 from galu.workflow.scales import OutputRoot, output_root
@@ -73,11 +73,7 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     header = ["verdict", "claim", "statement", "expected", "measured", "figure"]
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
     for r in rows.itertuples():
-        verdict = f":{ROLES[r.verdict]}:`{r.verdict}`"
-        if robustness_of(r) and r.verdict in ("pass", "fail"):
-            verdict += f" {rst_escape(robustness_of(r))}"
-        if r.data_substitute:
-            verdict += " (substitute data)"
+        verdict = f":{ROLES[r.verdict]}:`{r.verdict}`" + rst_escape(verdict_notes(r))
         cells = [
             verdict,
             f"``{r.claim_id}`` ({_source(r)})",
