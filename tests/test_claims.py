@@ -1,6 +1,7 @@
 """Claims: measurement, verdicts, not_run reasons, the markdown table and the README section."""
 
 import math
+import re
 
 import jinja2
 import pandas as pd
@@ -416,3 +417,30 @@ def test_a_finding_value_whose_column_is_missing_is_named_not_a_crash(tree):
         },
     )
     assert row.verdict == "fail" and row.finding.startswith("? (results/t.csv lacks")
+
+
+# What a finding may write without a placeholder: a path (results/..., figures/...), a name
+# with digits in it (CIFAR-10, relu_k2m2, log2) and a formula in backticks (`2^-k`).
+_NOT_A_QUANTITY = re.compile(r"`[^`]*`|\{\w+\}|\S+/\S+|\b[A-Za-z][\w-]*\d[\w-]*")
+
+
+def quantities(finding: str) -> list[str]:
+    """The numbers a finding writes outside its placeholders, paths, names and formulas."""
+    return re.findall(r"\d+(?:[.,]\d+)*", _NOT_A_QUANTITY.sub(" ", finding))
+
+
+def test_quantities_are_the_numbers_outside_placeholders_paths_names_and_formulas():
+    text = "at {x} on CIFAR-10 (results/a_1.csv), `2^-k` below 1, 20,000 steps and 0.9"
+    assert quantities(text) == ["1", "20,000", "0.9"]
+
+
+def test_every_number_in_a_finding_is_measured_by_its_finding_values():
+    # A finding quotes only what its run measured: every number is a {placeholder}, computed
+    # from the run's tables by its finding_values (workflow/claims.yaml).
+    written = {
+        entry["id"]: quantities(entry["finding"])
+        for entry in load_yaml(REPO / "workflow/claims.yaml")
+        if entry.get("finding")
+    }
+    assert len(written) >= 7
+    assert {claim: found for claim, found in written.items() if found} == {}

@@ -190,7 +190,7 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
     ok = run([tool("galu"), "plan", "--cores", "2", "--mem-gb", "64"], REPO)
     for stage in ("data", "memorization", "generalization", "scm", "normalization", "report"):
         assert re.search(rf"^{stage} ", ok.stdout, re.M)
-    assert "78 jobs" in ok.stdout and "ERROR" not in ok.stdout
+    assert "83 jobs" in ok.stdout and "ERROR" not in ok.stdout
     assert (
         "as fast as the reference machine's (--speed; measured machines: 2-core VM 1," in ok.stdout
     )

@@ -219,3 +219,52 @@ def test_correlations_figure_draws_the_theory_and_the_measured_layers():
     assert measured.get_ylim() == (0, 1)
     assert fig._suptitle.get_text() == "Correlation propagation in deep plain MLPs (quick scale)"
     assert figures.SHOWN_SEEDS["correlations"]({"correlations": table}) == [7]
+
+
+def test_ablation_figure_draws_each_setting_against_its_gain():
+    rows = [
+        dict(activation=act, optimizer=opt, lr=lr, gain_factor=g, depth=30, width=8, seed=0,
+             loss_ratio=base + lr + g / 10, final_test_error=0.5 + base)
+        for act, base in (("relu", 0.1), ("tilted_relu", 0.4))
+        for opt, lrs in (("sgd", [0.1, 0.01]), ("adam", [0.001]))
+        for lr in lrs
+        for g in (1.0, 0.8)
+    ]  # fmt: skip
+    rows[0]["loss_ratio"] = 14.0  # relu, sgd, lr 0.1, gain 1: blown up
+    tables = {"ablation": pd.DataFrame(rows)}
+    fig = figures.draw_ablation(tables, scale="quick", loss_fraction=0.5)
+    sgd_ratio, adam_ratio, sgd_error, adam_error = fig.axes
+    assert sgd_ratio.get_title().startswith("SGD with momentum\nlr: 0.01 -, 0.1 --")
+    assert adam_ratio.get_title().startswith("Adam")
+    # one line per activation and learning rate, its points in order of the gain factor
+    *sgd_lines, threshold = sgd_ratio.get_lines()
+    assert len(sgd_lines) == 4
+    np.testing.assert_allclose(threshold.get_ydata(), [0.5, 0.5])
+    relu_slow, relu_fast = sgd_lines[:2]  # lr 0.01 first
+    np.testing.assert_allclose(relu_slow.get_xdata(), [0.8, 1.0])
+    np.testing.assert_allclose(relu_slow.get_ydata(), [0.1 + 0.01 + 0.08, 0.1 + 0.01 + 0.1])
+    assert relu_slow.get_linestyle() != relu_fast.get_linestyle()
+    # the blown-up ratio is drawn at the axis' top, as a triangle
+    np.testing.assert_allclose(relu_fast.get_ydata(), [0.1 + 0.1 + 0.08, figures.RATIO_TOP])
+    np.testing.assert_allclose(sgd_ratio.collections[0].get_offsets(), [[1.0, 1.5]])
+    assert _labelled(sgd_ratio).keys() == {"relu", "tilted_relu"}
+    np.testing.assert_allclose(sgd_error.get_lines()[2].get_ydata(), [0.9, 0.9])  # tilted
+    assert len(adam_ratio.get_lines()) == 3 and "depth 30" in fig._suptitle.get_text()
+    assert figures.SHOWN_SEEDS["ablation"](tables) == [0]
+
+
+def test_depth_scale_figure_draws_errors_against_depth_and_marks_six_xi():
+    runs = pd.DataFrame(
+        dict(activation=["tanh"] * 4 + ["relu_bn"] * 2, width=8, depth=[10, 10, 60, 60, 10, 60],
+             seed=[0, 1, 0, 1, 0, 0], final_test_error=[0.5, 0.7, 0.6, 0.8, 0.4, 0.9])
+    )  # fmt: skip
+    scales = pd.DataFrame(dict(activation=["tanh", "relu"], xi_c=[5.0, math.inf]))
+    tables = {"runs": runs, "depth_scales": scales}
+    fig = figures.draw_depth_scales(tables, scale="quick")
+    (ax,) = fig.axes
+    lines = _labelled(ax)
+    assert set(lines) == {"tanh, xi_c = 5", "relu_bn (no mean-field scale)"}
+    np.testing.assert_allclose(lines["tanh, xi_c = 5"].get_ydata(), [0.6, 0.7])  # seed means
+    vertical = [ln for ln in ax.get_lines() if ln.get_label().startswith("_")]
+    assert [ln.get_xdata()[0] for ln in vertical] == [30.0]  # 6 xi_c = 30, within 10..60
+    assert figures.SHOWN_SEEDS["depth_scales"](tables) == [0, 1]

@@ -7,7 +7,7 @@ import torch
 from galu.normalization.cifar import TensorData
 from galu.normalization.lr_sweep import lr_sweep
 from galu.normalization.mlp import build_mlp
-from galu.normalization.stacked import MomentumSGD, StackedMLP, train_stacked
+from galu.normalization.stacked import MomentumSGD, StackedAdam, StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 from galu.normalization.training import TrainSettings, train
 from galu.workflow.config import load_yaml
@@ -143,3 +143,54 @@ def test_momentum_sgd_makes_the_very_steps_of_torch_sgd(momentum):
         for a, b in zip(ours, theirs, strict=True):
             assert torch.equal(a, b)
     assert all(p.grad is None for p in ours)
+
+
+def test_stacked_adam_makes_the_steps_of_torch_adam_at_each_members_lr():
+    # Three members of one stacked tensor, each at its own lr, against torch.optim.Adam on
+    # each member's slice alone: the same formula, so equal to float rounding.
+    gen = torch.Generator().manual_seed(5)
+    lrs = [1e-3, 1e-2, 0.1]
+    start = [torch.randn(3, 5, 4, generator=gen), torch.randn(3, 4, generator=gen)]
+    grads = [[torch.randn_like(p, generator=gen) for p in start] for _ in range(5)]
+    ours = [p.clone().requires_grad_(True) for p in start]
+    mine = StackedAdam(ours, lrs)
+    alone = [[p[e].clone().requires_grad_(True) for p in start] for e in range(3)]
+    references = [torch.optim.Adam(ps, lr=lr) for ps, lr in zip(alone, lrs, strict=True)]
+    for step in grads:
+        for p, g in zip(ours, step, strict=True):
+            p.grad = g.clone()
+        mine.step()
+        mine.zero_grad()
+        for e, (params, opt) in enumerate(zip(alone, references, strict=True)):
+            for p, g in zip(params, step, strict=True):
+                p.grad = g[e].clone()
+            opt.step()
+        for e in range(3):
+            for a, b in zip(ours, alone[e], strict=True):
+                torch.testing.assert_close(a[e], b, rtol=1e-6, atol=1e-7)
+    moved = [(a - s).abs().max().item() for a, s in zip(ours, start, strict=True)]
+    assert min(moved) > 1e-3  # it took real steps (the largest lr moves by about 0.5)
+
+
+# Not relu_bn: a bias before batch norm has no gradient but rounding noise, which Adam scales
+# up to a step of size lr whose sign depends on the summation order (stacked or alone).
+@pytest.mark.parametrize("activation", ["relu", "tilted_relu"])
+def test_stacked_adam_trains_each_network_as_torch_adam_alone(activation):
+    data = _data()
+    lrs, seeds = [1e-3, 3e-3], [0, 1]
+    settings = [TrainSettings(lr, 3, 16, optimizer="adam") for lr in lrs]
+    alone = [
+        train(build_mlp(activation, 4, 16, s, input_dim=48), data, st, s)
+        for st, s in zip(settings, seeds, strict=True)
+    ]
+    models = [build_mlp(activation, 4, 16, s, input_dim=48) for s in seeds]
+    together = train_stacked(models, data, lrs, seeds, epochs=3, batch_size=16, optimizer="adam")
+    for one, stacked in zip(alone, together, strict=True):
+        np.testing.assert_allclose(stacked[COLUMNS], one[COLUMNS], rtol=0, atol=5e-5)
+        assert stacked["train_loss"].iloc[-1] < stacked["train_loss"].iloc[0]
+
+
+def test_an_unknown_optimizer_is_named():
+    with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'; choose one of: sgd, adam"):
+        train_stacked([build_mlp("relu", 2, 8, 0, input_dim=48)], _data(), [0.1], [0], 1,
+                      optimizer="rmsprop")  # fmt: skip

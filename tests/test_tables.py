@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
+from galu.normalization.ablation import ablation_curves, ablation_table
+from galu.normalization.cifar import TensorData
 from galu.normalization.correlation import layer_correlations
 from galu.normalization.isometry import isometry_tables
 from galu.normalization.mean_field import depth_scale_table
@@ -77,6 +79,10 @@ READ_BY_CLAIMS = {
                                        "mean_abs_cos", "samples", "random_baseline"],
     "normalization/jacobian.csv": ["activation", "width", "depth", "seed", "sample", "index",
                                    "squared_singular_value"],
+    "normalization/ablation.csv": ["activation", "width", "depth", "seed", "optimizer", "lr",
+                                   "gain_factor", "gain", "epochs_run", "diverged",
+                                   "initial_loss", "best_loss", "loss_ratio",
+                                   "final_test_error", "trains", "loss_fraction"],
 }  # fmt: skip
 
 
@@ -119,6 +125,10 @@ def test_the_normalization_tables_as_made_keep_their_contracts():
     check_table(jacobian_table(model, x[:2], labels), "results/normalization/jacobian.csv", FOLDER)
     table = layer_correlations(model, x).assign(**labels, samples=4, random_baseline=0.3)
     check_table(table, "results/normalization/correlations.csv", FOLDER)
+    data = TensorData(x, torch.arange(4) % 2, x, torch.arange(4) % 2)
+    ablation = ablation_curves("tilted_relu", data, 2, 6, {"sgd": [0.01], "adam": [0.001]},
+                               [1.0, 1.25], epochs=1, seed=0, batch_size=2)  # fmt: skip
+    check_table(ablation_table(ablation, 0.5), "results/normalization/ablation.csv", FOLDER)
 
 
 def test_a_schedule_that_never_reaches_its_target_keeps_the_contract():

@@ -9,8 +9,10 @@ Normalization*, arXiv 1905.01369).
   :mod:`~galu.normalization.lr_sweep`, :mod:`~galu.normalization.trainability`: deep plain
   MLPs on CIFAR-10 (:mod:`~galu.normalization.cifar`), trained side by side, and the
   maximal trainable depth;
+- :mod:`~galu.normalization.ablation`: optimizers, learning rates and gains at one depth;
 - :mod:`~galu.normalization.spectra`, :mod:`~galu.normalization.correlation`: layer and
-  Jacobian spectra, correlation propagation;
+  Jacobian spectra, correlation propagation; :mod:`~galu.normalization.mean_field`: their
+  mean-field maps, fixed points and depth scales;
 - :mod:`~galu.normalization.stage`: what the stage declares (its figures and their tables);
   :mod:`~galu.normalization.figures`: the figures drawn from those tables.
 

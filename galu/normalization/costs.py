@@ -60,6 +60,20 @@ def _lr_sweep(config: Config, wc: Wildcards) -> Sizes:
     return total
 
 
+def _ablation(config: Config, wc: Wildcards) -> Sizes:
+    """One network per optimizer, learning rate and gain at the ablation's depth and width,
+    each trained as a trainability job trains its own (same data, epochs)."""
+    norm = config["normalization"]
+    t, ab = norm["trainability"], norm["ablation"]
+    networks = sum(len(rates) for rates in ab["lrs"].values()) * len(ab["gain_factors"])
+    depth, width = ab["depth"], ab["width"]
+    weights = networks * depth * width * width * 4 * 4  # weights, gradients, two moments
+    total = Sizes(bytes=_cifar_bytes(t) + weights, gpu=bool(t["gpus"]))
+    for _ in range(networks):
+        total += _deep_mlp(depth, width, t, t["epochs"])
+    return total
+
+
 def _norm_train(config: Config, wc: Wildcards) -> Sizes:
     norm = config["normalization"]
     t, sp = norm["trainability"], norm["spectra"]
@@ -114,5 +128,6 @@ COSTS = {
     "normalization_isometry": _isometry,
     "normalization_lr_sweep": _lr_sweep,
     "normalization_train": _norm_train,
+    "normalization_ablation": _ablation,
     "normalization_correlations": _correlations,
 }

@@ -233,6 +233,115 @@ def draw_max_depth(tables: Tables, *, scale: str, loss_fraction: float) -> Figur
     return fig
 
 
+# Schoenholz et al. (ICLR 2017, Sec. 5): networks train up to about six correlation depth
+# scales xi_c; the figure marks that depth for each activation whose xi_c is finite.
+TRAINABLE_XI = 6.0
+
+
+def _xi_label(activation: str, scales: pd.DataFrame) -> str:
+    row = scales[scales["activation"] == activation]
+    if row.empty:
+        return f"{activation} (no mean-field scale)"
+    xi = float(row["xi_c"].iloc[0])
+    return f"{activation}, xi_c = {'inf' if math.isinf(xi) else f'{xi:.3g}'}"
+
+
+def draw_depth_scales(tables: Tables, *, scale: str) -> Figure:
+    """Theory beside measurement (ours): each activation's mean final test error against
+    depth (one line per width), labelled with its mean-field correlation depth scale xi_c,
+    with a dotted vertical line at ``6 xi_c`` (Schoenholz et al. 2017's trainable depth)
+    where that falls within the depths drawn. ``tables``: ``runs``
+    (``trainability_runs.csv``) and ``depth_scales`` (``depth_scales.csv``).
+    """
+    runs, scales = tables["runs"], tables["depth_scales"]
+    widths = sorted(runs["width"].unique())
+    styles = dict(zip(widths, WIDTH_STYLES * len(widths), strict=False))
+    fig, ax = plt.subplots(figsize=(8.5, 4.4), layout="constrained")
+    deepest = float(runs["depth"].max())
+    for activation in _in_order(runs["activation"]):
+        colour = activation_colour(activation)
+        one = runs[runs["activation"] == activation]
+        for width in widths:
+            mean = one[one["width"] == width].groupby("depth")["final_test_error"].mean()
+            label = _xi_label(activation, scales) if width == widths[0] else None
+            ax.plot(mean.index, mean.to_numpy(), marker="o", color=colour, ls=styles[width],
+                    label=label)  # fmt: skip
+        xi = scales.loc[scales["activation"] == activation, "xi_c"]
+        if len(xi) and 0 < TRAINABLE_XI * float(xi.iloc[0]) <= deepest:
+            ax.axvline(TRAINABLE_XI * float(xi.iloc[0]), color=colour, ls=":", lw=1.5)
+    ax.set(xlabel="depth (hidden layers)", ylabel="final test error",
+           title=f"dotted: {TRAINABLE_XI:g} xi_c, where within the depths trained")  # fmt: skip
+    legend_outside(
+        ax, title=", ".join(f"w={w}: {s}" for w, s in styles.items()) if len(widths) > 1 else None
+    )
+    scaled_title(fig, "Mean-field depth scales beside the measured errors", scale)
+    return fig
+
+
+OPTIMIZER_TITLES = {"sgd": "SGD with momentum", "adam": "Adam"}
+
+
+# The ablation's loss-ratio axis stops here: a blown-up run (ratio 10 or more) would flatten
+# the rest; it is drawn at the top as a triangle.
+RATIO_TOP = 1.5
+
+
+def _ablation_line(ax: plt.Axes, x: pd.Series, y: pd.Series, top: float | None, **kw) -> None:
+    """One line of the ablation figure; values above ``top`` drawn there as triangles."""
+    shown = y if top is None else y.clip(upper=top)
+    ax.plot(x, shown, **kw)
+    if top is not None and (y > top).any():
+        ax.scatter(x[y > top], shown[y > top], marker="^", s=40, color=kw["color"])
+
+
+def draw_ablation(tables: Tables, *, scale: str, loss_fraction: float) -> Figure:
+    """The ablation (ours): at one depth, each network's best loss over its reference (top;
+    the threshold ``loss_fraction`` dashed; ratios above :data:`RATIO_TOP` at the top as
+    triangles) and final test error (bottom) against its gain factor, one column per
+    optimizer, one colour per activation, one line style per learning rate.
+    ``tables["ablation"]``: the ``ablation.csv`` layout.
+    """
+    table = tables["ablation"]
+    optimizers = _in_order(table["optimizer"])
+    fig, axes = plt.subplots(
+        2,
+        len(optimizers),
+        figsize=(4.2 * len(optimizers) + 1.8, 5.6),
+        squeeze=False,
+        sharey="row",
+        layout="constrained",
+    )
+    for col, optimizer in enumerate(optimizers):
+        runs = table[table["optimizer"] == optimizer]
+        lrs = sorted(runs["lr"].unique())
+        styles = dict(zip(lrs, WIDTH_STYLES * len(lrs), strict=False))
+        for activation in _in_order(runs["activation"]):
+            for lr in lrs:
+                one = runs[(runs["activation"] == activation) & (runs["lr"] == lr)]
+                one = one.sort_values("gain_factor")
+                kw = {
+                    "color": activation_colour(activation),
+                    "ls": styles[lr],
+                    "marker": "o",
+                    "ms": 4,
+                    "label": activation if lr == lrs[0] else None,
+                }
+                x = one["gain_factor"]
+                _ablation_line(axes[0, col], x, one["loss_ratio"], RATIO_TOP, **kw)
+                _ablation_line(axes[1, col], x, one["final_test_error"], None, **kw)
+        axes[0, col].axhline(loss_fraction, color="k", ls="--", lw=1)
+        title = OPTIMIZER_TITLES.get(optimizer, optimizer)
+        rates = ", ".join(f"{lr:g} {s}" for lr, s in styles.items())
+        axes[0, col].set(title=f"{title}\nlr: {rates}", ylim=(0, RATIO_TOP * 1.05))
+        axes[1, col].set(xlabel="gain / critical gain")
+    axes[0, 0].set_ylabel(f"best loss / min(initial, ln 10)\n(trains below {loss_fraction})")
+    axes[1, 0].set_ylabel("final test error")
+    legend_outside(axes[0, -1])
+    depth, width = int(table["depth"].iloc[0]), int(table["width"].iloc[0])
+    scaled_title(fig, f"Ablation at depth {depth}, width {width}, on CIFAR-10", scale)
+    return fig
+
+
 def first_network(spectra: pd.DataFrame) -> pd.DataFrame:
     """The rows :func:`draw_layer_spectra` draws: the first seed at the smallest width, square
     hidden layers only (layer 1 maps the 3072 inputs, the last one is the 10-way readout)."""
@@ -403,6 +512,8 @@ SHOWN_SEEDS: dict[str, Callable[[Tables], list[int]]] = {
     "layer_spectra": lambda tables: seeds_in(first_network(tables["spectra"])),
     "jacobian": lambda tables: seeds_in(smallest_width(tables["jacobian"])),
     "correlations": lambda tables: seeds_in(tables["correlations"]),
+    "ablation": lambda tables: seeds_in(tables["ablation"]),
+    "depth_scales": lambda tables: seeds_in(tables["runs"]),
 }
 DRAW: dict[str, Callable[..., Figure]] = {
     "coefficients": draw_coefficients,
@@ -412,4 +523,6 @@ DRAW: dict[str, Callable[..., Figure]] = {
     "layer_spectra": draw_layer_spectra,
     "jacobian": draw_jacobian,
     "correlations": draw_correlations,
+    "ablation": draw_ablation,
+    "depth_scales": draw_depth_scales,
 }

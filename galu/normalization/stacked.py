@@ -15,7 +15,9 @@ Why this trains each network exactly as alone (up to float rounding):
 - the step minimizes ``sum_e lr_e * loss_e`` with SGD of learning rate 1: member e's
   gradient is ``lr_e`` times its own, and SGD with momentum is linear in the gradient
   (``buf = m buf + lr_e g``, ``w -= buf`` is ``lr_e`` times ``buf = m buf + g``,
-  ``w -= lr_e buf``), so this is SGD with momentum at ``lr_e`` for each member;
+  ``w -= lr_e buf``), so this is SGD with momentum at ``lr_e`` for each member; Adam,
+  which is not linear in the gradient, takes the plain sum of the losses and applies
+  ``lr_e`` in its own step (:class:`StackedAdam`);
 - each member's minibatch order comes from its own seed (:func:`member_orders`), the
   same stream :func:`galu.normalization.training.train` draws; members with one seed
   share one order, and then the first layer is one matmul with the shared batch.
@@ -37,7 +39,7 @@ from torch import Tensor, nn
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, split_activation
 from galu.normalization.modules import make_activation
-from galu.normalization.training import EVAL_BATCH, TrainSettings
+from galu.normalization.training import EVAL_BATCH, OPTIMIZERS, TrainSettings
 from galu.progress import log_progress
 from galu.seeding import derive_seed
 
@@ -150,7 +152,24 @@ class StackedMLP(nn.Module):
                     norm.running_var.copy_(getattr(self, f"running_var{i}")[e])
 
 
-class MomentumSGD:
+class _StackOptimizer:
+    """What the stack's optimizers share: their parameters, and gradients cleared by
+    setting them to None (as torch.optim does by default)."""
+
+    def __init__(self, params: Iterable[Tensor]) -> None:
+        self.params = list(params)
+
+    def zero_grad(self) -> None:
+        for param in self.params:
+            param.grad = None
+
+    def _grads(self) -> list[Tensor]:
+        if any(p.grad is None for p in self.params):
+            raise RuntimeError("every parameter of the stack needs a gradient before a step")
+        return [p.grad for p in self.params]
+
+
+class MomentumSGD(_StackOptimizer):
     """SGD with momentum (no dampening, Nesterov or weight decay) at learning rate 1.
 
     The update of ``torch.optim.SGD(params, lr=1.0, momentum=m)``, operation for
@@ -163,19 +182,13 @@ class MomentumSGD:
     """
 
     def __init__(self, params: Iterable[Tensor], momentum: float) -> None:
-        self.params = list(params)
+        super().__init__(params)
         self.momentum = momentum
         self.buffers: list[Tensor] | None = None
 
-    def zero_grad(self) -> None:
-        for param in self.params:
-            param.grad = None
-
     @torch.no_grad()
     def step(self) -> None:
-        if any(p.grad is None for p in self.params):
-            raise RuntimeError("every parameter of the stack needs a gradient before a step")
-        grads = [p.grad for p in self.params]
+        grads = self._grads()
         if self.momentum == 0:
             torch._foreach_add_(self.params, grads, alpha=-1.0)
             return
@@ -185,6 +198,64 @@ class MomentumSGD:
             torch._foreach_mul_(self.buffers, self.momentum)
             torch._foreach_add_(self.buffers, grads)
         torch._foreach_add_(self.params, self.buffers, alpha=-1.0)
+
+
+class StackedAdam(_StackOptimizer):
+    """Adam (Kingma & Ba, ICLR 2015, Algorithm 1) with one learning rate per member.
+
+    The update of ``torch.optim.Adam(params, lr, betas, eps)`` (no weight decay, amsgrad
+    or maximize), as its single-tensor code writes it (``m`` by ``lerp_``, ``v`` by
+    ``mul_`` and ``addcmul_``, the bias corrections as Python floats), except that the
+    step size is a tensor holding member e's ``lr_e`` along the first dimension of every
+    parameter. Adam divides by the gradient's own scale, so unlike SGD a per-member
+    learning rate cannot ride on the loss: the stack's loss is the plain sum of the
+    members' losses (:func:`stack_optimizer`).
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Tensor],
+        lrs: Iterable[float],
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:
+        super().__init__(params)
+        self.betas, self.eps = betas, eps
+        self.lrs = [float(lr) for lr in lrs]
+        self.first = [torch.zeros_like(p) for p in self.params]
+        self.second = [torch.zeros_like(p) for p in self.params]
+        self.steps = 0
+
+    @torch.no_grad()
+    def step(self) -> None:
+        grads = self._grads()
+        beta1, beta2 = self.betas
+        self.steps += 1
+        correction1 = 1 - beta1**self.steps
+        correction2_sqrt = (1 - beta2**self.steps) ** 0.5
+        # member e's step size lr_e / correction1, computed in double as torch's float is
+        steps = torch.tensor([lr / correction1 for lr in self.lrs], dtype=torch.float64)
+        for p, g, m, v in zip(self.params, grads, self.first, self.second, strict=True):
+            m.lerp_(g, 1 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            denom = (v.sqrt() / correction2_sqrt).add_(self.eps)
+            step = steps.to(p).view(-1, *[1] * (p.dim() - 1))
+            p.sub_(m / denom * step)
+
+
+def stack_optimizer(
+    name: str, params: Iterable[Tensor], lrs: Sequence[float], momentum: float, device
+) -> tuple[MomentumSGD | StackedAdam, Tensor]:
+    """The stack's optimizer and the weights of the members' losses in its objective:
+    ``sgd`` (with ``momentum``; SGD at lr 1 on ``sum_e lr_e loss_e`` is SGD at ``lr_e`` for
+    each member, module docstring) or ``adam`` (its defaults; the learning rates in the
+    step, the losses summed)."""
+    weights = torch.tensor([float(lr) for lr in lrs], device=device)
+    if name == "sgd":
+        return MomentumSGD(params, momentum), weights
+    if name == "adam":
+        return StackedAdam(params, lrs), torch.ones_like(weights)
+    raise ValueError(f"unknown optimizer {name!r}; choose one of: {', '.join(OPTIMIZERS)}")
 
 
 def member_cross_entropy(logits: Tensor, target: Tensor) -> Tensor:
@@ -233,20 +304,21 @@ def _epoch_indices(
 
 def _train_epoch(
     model: StackedMLP,
-    opt: MomentumSGD,
+    opt: MomentumSGD | StackedAdam,
     data: TensorData,
     order: Tensor,
     batch: int,
-    lrs: Tensor,
+    loss_weights: Tensor,
 ) -> None:
-    """One pass in full minibatches (the remainder is skipped, as in training.train_epoch)."""
+    """One pass in full minibatches (the remainder is skipped, as in training.train_epoch);
+    each step descends the members' losses weighted by ``loss_weights``."""
     n = len(data.y_train)
     model.train()
     for start in range(0, n - batch + 1, batch):
         idx = order[..., start : start + batch]
         losses = member_cross_entropy(model(data.x_train[idx]), data.y_train[idx])
         opt.zero_grad()
-        (lrs * losses).sum().backward()
+        (loss_weights * losses).sum().backward()
         opt.step()
 
 
@@ -259,9 +331,11 @@ def train_stacked(
     batch_size: int = 128,
     momentum: float = 0.9,
     label: str = "",
+    optimizer: str = "sgd",
 ) -> list[pd.DataFrame]:
     """Train ``models`` (one shape) together, model e at ``lrs[e]`` with batch order
-    ``seeds[e]``; write the trained weights back into them.
+    ``seeds[e]``, by SGD with ``momentum`` or by Adam (``optimizer``); write the trained
+    weights back into them.
 
     Returns one table per model, as :func:`galu.normalization.training.train` does for one:
     a row per epoch (0 = at initialization) with ``epoch, train_loss, train_error,
@@ -271,23 +345,21 @@ def train_stacked(
     if not len(models) == len(lrs) == len(seeds):
         raise ValueError(f"need one lr and seed per model: {len(models)}, {len(lrs)}, {len(seeds)}")
     for lr in lrs:
-        TrainSettings(lr, epochs, batch_size, momentum)  # same checks as one network's
+        TrainSettings(lr, epochs, batch_size, momentum, optimizer)  # one network's checks
     if len(data.y_train) < batch_size:
         raise ValueError(
             f"batch_size {batch_size} exceeds the {len(data.y_train)} training samples"
         )
     device = data.x_train.device
     model = StackedMLP(models).to(device)
-    # SGD at lr 1 on sum_e lr_e loss_e is SGD at lr_e for each member (module docstring).
-    opt = MomentumSGD(model.parameters(), momentum)
-    lr_weights = torch.tensor([float(lr) for lr in lrs], device=device)
+    opt, loss_weights = stack_optimizer(optimizer, model.parameters(), lrs, momentum, device)
     gens = member_orders(seeds)
     rows: list[list[dict[str, float]]] = [[] for _ in models]
     active = [True] * len(models)
     for epoch in range(epochs + 1):
         if epoch:
             order = _epoch_indices(gens, seeds, len(data.y_train), device)
-            _train_epoch(model, opt, data, order, batch_size, lr_weights)
+            _train_epoch(model, opt, data, order, batch_size, loss_weights)
         train_loss, train_error = evaluate_members(model, data.x_train, data.y_train)
         test_loss, test_error = evaluate_members(model, data.x_test, data.y_test)
         values = torch.stack([train_loss, train_error, test_loss, test_error]).T.tolist()

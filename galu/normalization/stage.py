@@ -32,6 +32,17 @@ TABLES = {
         "results/normalization/correlations.csv",
         ("galu.normalization.correlation.layer_correlations",),
     ),
+    "depth_scales": Table(
+        "results/normalization/depth_scales.csv",
+        ("galu.normalization.mean_field.depth_scale_table",),
+    ),
+    "ablation": Table(
+        "results/normalization/ablation.csv",
+        (
+            "galu.normalization.ablation.ablation_curves",
+            "galu.normalization.ablation.ablation_table",
+        ),
+    ),
 }
 # figure -> (file under figures/normalization/, subcategory, the tables it reads)
 FIGURES = {
@@ -42,17 +53,21 @@ FIGURES = {
     "layer_spectra": ("layer_spectra", "Spectra", ("spectra",)),
     "jacobian": ("jacobian_spectra", "Spectra", ("jacobian",)),
     "correlations": ("correlations", "Trainability", ("correlations",)),
+    "ablation": ("ablation", "Trainability", ("ablation",)),
+    "depth_scales": ("depth_scales", "Trainability", ("runs", "depth_scales")),
 }
 
 
 def figures(config: Config) -> list[Figure]:
     """The coefficients and static isometry (Secs. 2-3), trainability and spectra of the
-    deep MLPs (Sec. 4, Fig. 6), and the correlations at initialization (ours)."""
+    deep MLPs (Sec. 4, Fig. 6), and ours: the correlations at initialization, the ablation
+    and the mean-field depth scales beside the measured errors."""
     norm = config["normalization"]
     draw = {
         "coefficients": {"x_max": norm["plot"]["x_max"]},
         "isometry": {"bins": norm["isometry"]["bins"]},
         "max_depth": {"loss_fraction": norm["trainability"]["loss_fraction"]},
+        "ablation": {"loss_fraction": norm["trainability"]["loss_fraction"]},
     }
     return [
         Figure(
@@ -68,10 +83,19 @@ def figures(config: Config) -> list[Figure]:
 
 
 def jobs(config: Config) -> list[Job]:
-    """Per trained activation, its learning-rate sweep and one training job per depth; the
-    coefficients, isometry, depth-scale, trainability, spectra and correlations tables."""
+    """Per trained activation, its learning-rate sweep and one training job per depth; per
+    ablation activation, its ablation job; the coefficients, isometry, depth-scale,
+    trainability, spectra, correlations and ablation tables."""
     train = config["normalization"]["trainability"]
-    found = []
+    found = [
+        Job(
+            "normalization",
+            "normalization_ablation",
+            f"normalization/ablation_{act}",
+            {"ablation_activation": act},
+        )
+        for act in config["normalization"]["ablation"]["activations"]
+    ]
     for act in train["activations"]:
         found.append(
             Job(
@@ -97,6 +121,7 @@ def jobs(config: Config) -> list[Job]:
         "trainability",
         "spectra",
         "correlations",
+        "ablation_table",
     )
     return found + [
         Job("normalization", f"normalization_{n}", f"normalization/{n}") for n in tables
@@ -109,7 +134,11 @@ def _training(config: Config, job: Job) -> dict:
 
 # normalization.trainability.runtime_min sets the runtime of the jobs that train.
 runtime_min = runtime_settings(
-    {"normalization_lr_sweep": _training, "normalization_train": _training}
+    {
+        "normalization_lr_sweep": _training,
+        "normalization_train": _training,
+        "normalization_ablation": _training,
+    }
 )
 
 

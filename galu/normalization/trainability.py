@@ -51,22 +51,29 @@ def trains(
 RUN_KEYS = ["activation", "width", "depth", "seed"]
 
 
-def run_outcomes(curves: pd.DataFrame, fraction: float, num_classes: int = 10) -> pd.DataFrame:
+def run_outcomes(
+    curves: pd.DataFrame,
+    fraction: float,
+    num_classes: int = 10,
+    keys: Sequence[str] = tuple(RUN_KEYS),
+) -> pd.DataFrame:
     """One row per run of a ``trainability.csv`` table: did it train, and how far.
 
-    ``curves`` has the contract columns plus ``diverged``. Adds ``initial_loss``,
-    ``best_loss``, ``loss_ratio`` (best / reference) and ``trains``.
+    ``curves`` has the contract columns plus ``diverged``; ``keys`` are the columns that name
+    one run. Adds ``initial_loss``, ``best_loss``, ``loss_ratio`` (best / reference) and
+    ``trains``.
     """
     _check_fraction(fraction)
     chance = math.log(num_classes)
+    keys = list(keys)
     rows = []
-    for key, run in curves.sort_values("epoch").groupby(RUN_KEYS, sort=True):
+    for key, run in curves.sort_values("epoch").groupby(keys, sort=True):
         losses = run["train_loss"].to_numpy(dtype=float)
         diverged = bool(run["diverged"].any()) if "diverged" in run else False
         reference = min(losses[0], chance)
         rows.append(
             {
-                **dict(zip(RUN_KEYS, key, strict=True)),
+                **dict(zip(keys, key, strict=True)),
                 "epochs_run": int(run["epoch"].max()),
                 "diverged": diverged,
                 "initial_loss": float(losses[0]),

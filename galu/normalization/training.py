@@ -1,6 +1,6 @@
 """Training of one deep plain MLP (Richemond & Guo, arXiv 1905.01369, Sec. 4): softmax
-cross-entropy by SGD with momentum, no regularization, in full minibatches of data that
-stay on the device; one row of losses and errors per epoch.
+cross-entropy by SGD with momentum (or Adam, for the ablation), no regularization, in full
+minibatches of data that stay on the device; one row of losses and errors per epoch.
 
 The workflow does not train with :func:`train`: its jobs train many networks at once with
 :mod:`galu.normalization.stacked`, which takes its settings (:class:`TrainSettings`) and
@@ -25,16 +25,19 @@ from galu.progress import log_progress
 from galu.seeding import derive_seed
 
 EVAL_BATCH = 4096
+OPTIMIZERS = ("sgd", "adam")
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """SGD-with-momentum settings; ``epochs`` full passes over the training set."""
+    """Optimizer settings; ``epochs`` full passes over the training set. ``optimizer`` is
+    ``sgd`` (with ``momentum``, the paper's) or ``adam`` (its defaults; the ablation's)."""
 
     lr: float
     epochs: int
     batch_size: int = 128
     momentum: float = 0.9
+    optimizer: str = "sgd"
 
     def __post_init__(self) -> None:
         if not self.lr > 0:
@@ -45,6 +48,10 @@ class TrainSettings:
             raise ValueError(f"batch_size must be >= 2, got {self.batch_size!r}")
         if not 0 <= self.momentum < 1:
             raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(
+                f"unknown optimizer {self.optimizer!r}; choose one of: {', '.join(OPTIMIZERS)}"
+            )
 
 
 @torch.inference_mode()
@@ -105,7 +112,10 @@ def train(model: DeepMLP, data: TensorData, settings: TrainSettings, seed: int) 
         )
     device = data.x_train.device
     model.to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
+    if settings.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
     gen = torch.Generator().manual_seed(derive_seed(seed, "batches"))
     rows = [_epoch_row(0, model, data)]
     diverged = not math.isfinite(rows[0]["train_loss"])

@@ -1,10 +1,11 @@
 # Deep plain MLPs on CIFAR-10 (Richemond & Guo, arXiv 1905.01369, Sec. 4): a learning-rate
 # sweep per activation, one training job per activation and depth (curves, layer spectra,
-# Jacobian spectra), the tables gathered from them, and the correlations of networks at
-# initialization. Their figures: galu/normalization/stage.py, drawn by figures.smk.
+# Jacobian spectra), the tables gathered from them, the ablation (optimizers, learning rates
+# and gains at one depth; ours) and the correlations of networks at initialization. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
 NORM_TRAIN = config["normalization"]["trainability"]
 NORM_SPECTRA = config["normalization"]["spectra"]
+NORM_ABLATION = config["normalization"]["ablation"]
 NORM_CIFAR = "data/processed/cifar10.npz"
 # One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
 NORM_RUN = out("results/normalization/runs/{norm_activation}_depth{norm_depth}")
@@ -25,6 +26,7 @@ NORM_DATA = {
 wildcard_constraints:
     norm_activation="|".join(NORM_TRAIN["activations"]),
     norm_depth=r"\d+",
+    ablation_activation="|".join(NORM_ABLATION["activations"]),
 
 
 rule normalization_lr_sweep:
@@ -146,6 +148,60 @@ rule normalization_spectra:
         "../../scripts/normalization_spectra.py"
 
 
+# Ours, beyond the paper: per activation, one network per optimizer, learning rate and gain
+# at the ablation's depth, with the training jobs' data, epochs and criterion.
+rule normalization_ablation:
+    input:
+        npz=NORM_CIFAR,
+    output:
+        **with_sidecars(
+            curves=out(
+                "results/normalization/ablation/{ablation_activation}_curves.csv"
+            )
+        ),
+    log:
+        job_log("normalization/ablation_{ablation_activation}"),
+    benchmark:
+        job_benchmark("normalization/ablation_{ablation_activation}")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_ablation", gpu=NORM_TRAIN["gpus"]),
+    params:
+        settings=NORM_ABLATION,
+        epochs=NORM_TRAIN["epochs"],
+        data=NORM_DATA,
+        seed=config["seed"],
+        device=config["device"],
+    script:
+        "../../scripts/normalization_ablation.py"
+
+
+rule normalization_ablation_table:
+    input:
+        curves=expand(
+            rules.normalization_ablation.output.curves,
+            ablation_activation=NORM_ABLATION["activations"],
+        ),
+    output:
+        **with_sidecars(csv=out("results/normalization/ablation.csv")),
+    log:
+        job_log("normalization/ablation_table"),
+    benchmark:
+        job_benchmark("normalization/ablation_table")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_ablation_table"),
+    params:
+        loss_fraction=NORM_TRAIN["loss_fraction"],
+        seed=config["seed"],
+    script:
+        "../../scripts/normalization_ablation_table.py"
+
+
 # Networks at initialization only (no training): how each layer changes the correlation
 # between two images' representations, the diagnostic of the depth experiments.
 rule normalization_correlations:
@@ -181,5 +237,6 @@ stage_targets(
         rules.normalization_spectra.output.csv,
         rules.normalization_spectra.output.jacobian,
         rules.normalization_correlations.output.csv,
+        rules.normalization_ablation_table.output.csv,
     ],
 )
