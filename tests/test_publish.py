@@ -18,6 +18,7 @@ from galu.workflow.publish import (
     PublishError,
     described_path,
     paper_section,
+    publication_of,
     publish,
     run_times,
 )
@@ -290,3 +291,43 @@ def test_a_run_with_uncommitted_changes_is_refused_unless_allowed_and_then_said(
     assert manifest["commits"]["a" * 40] == 1 and sum(manifest["commits"].values()) == 3
     section = paper_section(".")
     assert "made on 2 commits" in section and "1 file(s) from uncommitted changes" in section
+
+
+def test_a_run_kept_in_progress_is_audited_resumable_and_not_in_the_readme(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    manifest = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    assert manifest["in_progress"] is True
+    kept = Path("published/in-progress/paper-cpu/results/scm/stability.csv")
+    assert kept.read_bytes() == Path("results/paper-cpu/scm/stability.csv").read_bytes()
+    assert not Path("published/paper-cpu").exists()  # the scale's publication untouched
+    assert paper_section(".").startswith("No run at the paper level is published yet")
+    assert audit_tree(".", ["published"]) == []
+    # Its copies are checked against each other there, as a publication's are.
+    kept.write_text(kept.read_text().replace("0.5", "0.6"))
+    found = {f.path for f in audit_tree(".", ["published"])}
+    assert "published/in-progress/paper-cpu/results/claims.csv" in found
+    with pytest.raises(PublishError, match="names the folder of runs in progress"):
+        publish("in-progress", configfiles=[], machine="m")
+    # A run in progress has no claims table yet: kept all the same.
+    for name in ("claims.csv", "claims.csv.meta.json", "claims.md", "claims.md.meta.json"):
+        Path(f"results/paper-cpu/{name}").unlink()
+    manifest = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    assert manifest["files"] == ["results/scm/stability.csv"] and manifest["stages"] is None
+
+
+@pytest.mark.parametrize(
+    ("path", "found"),
+    [
+        ("published/paper-cpu/results/a.csv",
+         ("published/paper-cpu", "paper-cpu", "results/a.csv")),
+        ("published/in-progress/paper-cpu/results/a.csv",
+         ("published/in-progress/paper-cpu", "paper-cpu", "results/a.csv")),
+        ("published/in-progress/paper-cpu", None),
+        ("results/paper-cpu/a.csv", None),
+    ],
+)  # fmt: skip
+def test_publication_of_a_path(path, found):
+    assert publication_of(path) == found

@@ -202,3 +202,22 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
     strict = run([galu, "audit", "--strict"], root, check=False)
     assert strict.returncode == 1 and "published/paper-cpu: " in strict.stdout
     assert "scripts/scm_stability.py" in strict.stdout
+
+
+def test_a_run_kept_in_progress_is_put_back_from_its_own_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    fresh = tmp_path / "fresh"
+    shutil.copytree("published", fresh / "published")
+    monkeypatch.chdir(fresh)
+    Path("config").mkdir()
+    Path("config/config.yaml").write_text("scale: quick\n")
+    with pytest.raises(ResumeError, match="no published run of the paper-cpu scale"):
+        resume("paper-cpu")  # the scale's own publication: none
+    assert main(["resume", "--scale", "paper-cpu", "--in-progress"]) == 0
+    assert "3 file(s) of the published paper-cpu run put back" in capsys.readouterr().out
+    assert (
+        Path(SOURCE).read_bytes()
+        == Path("published/in-progress/paper-cpu/results/scm/stability.csv").read_bytes()
+    )

@@ -31,7 +31,12 @@ from typing import Any
 from galu.workflow.closure import CodeScanner, changed_files
 from galu.workflow.equivalence import LEDGER, Equivalence, Ledger
 from galu.workflow.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
-from galu.workflow.publish import described_path, publication_scale, published_copy
+from galu.workflow.publish import (
+    described_path,
+    publication_of,
+    publication_scale,
+    published_copy,
+)
 
 # The code scanner's parse cache, shared by the workflow parse, the audit and the report.
 CODE_CACHE = ".snakemake/galu/code-cache.json"
@@ -241,10 +246,10 @@ def input_location(root: Path, output: str, recorded: str) -> str | None:
     """Where the audit finds input ``recorded`` of ``output`` (paths relative to ``root``):
     where it was recorded, or for a published copy its published copy (None when that
     input was not published)."""
-    published = publication_scale(output)
-    if published is None or recorded.startswith(f"published/{published[0]}/"):
+    published = publication_of(output)
+    if published is None or recorded.startswith(f"{published[0]}/"):
         return recorded  # (the manifest's inputs are the published tables themselves)
-    copy = published_copy(recorded, published[0])
+    copy = published_copy(recorded, published[1], published[0])
     return copy if (root / copy).is_file() else None
 
 
@@ -384,14 +389,14 @@ def published_problems(
     root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """A published run's outputs that owe something to code other than this checkout's, per
-    scale: the stale ones (each with why, its changed files cut short) and those made from
-    a modified tree."""
+    publication folder (``published/<scale>``): the stale ones (each with why, its changed
+    files cut short) and those made from a modified tree."""
     root = Path(root)
     scanner = code_scanner(root)
     stale: dict[str, list[str]] = {}
     dirty: dict[str, list[str]] = {}
     for rel, record in _records(root, folders):
-        published = publication_scale(rel)
+        published = publication_of(rel)
         if published is None:
             continue
         problem = code_problem(root, record, scanner)
@@ -408,15 +413,12 @@ def stale_published_text(paths: list[str]) -> str:
 
 
 def published_notes(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
-    """:func:`published_problems` as the audit's notes, one line per scale and kind."""
+    """:func:`published_problems` as the audit's notes, one line per publication and kind."""
     stale, dirty = published_problems(root, folders)
-    notes = [
-        f"published/{scale}: {stale_published_text(paths)}"
-        for scale, paths in sorted(stale.items())
-    ]
+    notes = [f"{folder}: {stale_published_text(paths)}" for folder, paths in sorted(stale.items())]
     notes += [
-        f"published/{scale}: {len(paths)} output(s) made from a modified tree (uncommitted"
+        f"{folder}: {len(paths)} output(s) made from a modified tree (uncommitted"
         f" changes), e.g. {paths[0]}"
-        for scale, paths in sorted(dirty.items())
+        for folder, paths in sorted(dirty.items())
     ]
     return notes

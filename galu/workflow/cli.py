@@ -27,7 +27,12 @@ from galu.workflow.audit import (
 from galu.workflow.equivalence import LEDGER
 from galu.workflow.lineage import explain
 from galu.workflow.provenance import git_state
-from galu.workflow.publish import PAPER_MARKERS, paper_section, publication_scale
+from galu.workflow.publish import (
+    PAPER_MARKERS,
+    paper_section,
+    publication_folder,
+    publication_scale,
+)
 from galu.workflow.readme_sections import (
     QUICK_MARKERS,
     describe_differences,
@@ -284,6 +289,7 @@ def _publish(args: argparse.Namespace) -> int:
             configfiles=configfiles,
             machine=args.machine or this_machine(),
             allow_dirty=args.allow_dirty,
+            in_progress=args.in_progress,
         )
     except PublishError as error:
         raise UsageError(str(error)) from None
@@ -291,14 +297,20 @@ def _publish(args: argparse.Namespace) -> int:
         f"published {len(manifest['files'])} table(s) of the {args.scale} run"
         f" ({commits_text(manifest).replace('`', '')}, wall time"
         f" {manifest['wall_hours']:.1f} h) to"
-        f" published/{args.scale}/"
+        f" {publication_folder(args.scale, args.in_progress)}/"
         + (
             f"; left out as too large: {', '.join(manifest['left_out'])}"
             if manifest["left_out"]
             else ""
         )
-        + ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
-        " 'What reproduces at the paper level'; `galu resume` continues the run elsewhere."
+        + (
+            ".\nNext: `galu audit` verifies them; `galu resume --in-progress` continues the"
+            " run elsewhere; README's 'What reproduces at the paper level' does not show a run"
+            " in progress."
+            if args.in_progress
+            else ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
+            " 'What reproduces at the paper level'; `galu resume` continues the run elsewhere."
+        )
     )
     return 0
 
@@ -307,7 +319,7 @@ def _resume(args: argparse.Namespace) -> int:
     from galu.workflow.resume import ResumeError, resume
 
     try:
-        done = resume(args.scale, _checkout(args.root))
+        done = resume(args.scale, _checkout(args.root), args.in_progress)
     except ResumeError as error:
         raise UsageError(str(error)) from None
     configfiles = " ".join(args.configfile or default_configfiles(args.scale))
@@ -322,10 +334,11 @@ def _resume(args: argparse.Namespace) -> int:
             f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
             " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
         )
-    stale, _ = published_problems(args.root, [f"published/{args.scale}"])
+    folder = publication_folder(args.scale, args.in_progress)
+    stale, _ = published_problems(args.root, [folder])
     if stale:
         print(
-            f"Will rerun: {stale_published_text(stale[args.scale])}; no"
+            f"Will rerun: {stale_published_text(stale[folder])}; no"
             f" number-neutral evidence in {LEDGER}"
             " covers the change (`galu equivalence --base <commit>` records it when it holds);"
             " what reads them; the figures, which are not published; and any job whose"
@@ -519,6 +532,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="publish although the checkout or the run's jobs had uncommitted changes (the"
         " publication says so)",
     )
+    publish.add_argument(
+        "--in-progress",
+        action="store_true",
+        help="keep an unfinished run in published/in-progress/<scale>/ for a later sitting"
+        " (`galu resume --in-progress`), not as the scale's publication",
+    )
     publish.set_defaults(func=_publish)
     equivalence = sub.add_parser(
         "equivalence",
@@ -546,6 +565,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--root", default=".", help="repository root (default: .)")
     resume.add_argument(
         "--configfile", nargs="+", help="the run's configuration files (for the next command)"
+    )
+    resume.add_argument(
+        "--in-progress",
+        action="store_true",
+        help="the run kept by `galu publish --in-progress` (published/in-progress/<scale>/)",
     )
     resume.set_defaults(func=_resume)
     plan = sub.add_parser(

@@ -55,13 +55,34 @@ class PublishError(Exception):
     """The run cannot be published as asked (no finished run, a table without sidecar)."""
 
 
-def publication_scale(path: str) -> tuple[str, str] | None:
-    """For a path relative to the checkout under ``published/<scale>/``: (scale, the contract
-    path inside it); None for any other path."""
+# published/in-progress/<scale>/: a run kept between sittings (`--in-progress`) so that a
+# later one can resume it, not yet a result: README's paper-level section does not show it.
+IN_PROGRESS = "in-progress"
+
+
+def publication_folder(scale: str, in_progress: bool = False) -> str:
+    """Where a publication of ``scale`` lies (relative to the checkout)."""
+    return f"{PUBLISHED}/{IN_PROGRESS}/{scale}" if in_progress else f"{PUBLISHED}/{scale}"
+
+
+def publication_of(path: str) -> tuple[str, str, str] | None:
+    """For a path relative to the checkout inside a publication: (its folder, its scale, the
+    contract path inside it); None for any other path."""
     parts = PurePosixPath(path).parts
     if len(parts) < 3 or parts[0] != PUBLISHED:
         return None
-    return parts[1], PurePosixPath(*parts[2:]).as_posix()
+    head = 3 if parts[1] == IN_PROGRESS else 2
+    if len(parts) <= head:
+        return None
+    return "/".join(parts[:head]), parts[head - 1], PurePosixPath(*parts[head:]).as_posix()
+
+
+def publication_scale(path: str) -> tuple[str, str] | None:
+    """For a path relative to the checkout inside a publication (``published/<scale>/`` or
+    ``published/in-progress/<scale>/``): (scale, the contract path inside it); None for any
+    other path."""
+    found = publication_of(path)
+    return None if found is None else found[1:]
 
 
 def described_path(path: str) -> str:
@@ -75,9 +96,10 @@ def described_path(path: str) -> str:
     return scaled(contract, scale)
 
 
-def published_copy(path: str, scale: str) -> str:
-    """Where the published copy of the run's output ``path`` lies (relative to the checkout)."""
-    return f"{PUBLISHED}/{scale}/{unscaled(path, scale)}"
+def published_copy(path: str, scale: str, folder: str | None = None) -> str:
+    """Where the published copy of the run's output ``path`` lies (relative to the checkout),
+    in ``folder`` (default: the scale's publication)."""
+    return f"{folder or publication_folder(scale)}/{unscaled(path, scale)}"
 
 
 def _sidecars(folder: Path) -> Iterable[dict[str, Any]]:
@@ -226,17 +248,25 @@ def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:
 
 
 def publish(
-    scale: str, *, configfiles: list[str], machine: str, allow_dirty: bool = False
+    scale: str,
+    *,
+    configfiles: list[str],
+    machine: str,
+    allow_dirty: bool = False,
+    in_progress: bool = False,
 ) -> dict[str, Any]:
-    """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` and
-    return its manifest. Raises PublishError for the quick scale (the README's first section
-    is its verdict), when the run has no claims table, when a result has no sidecar, and
-    (unless ``allow_dirty``) when the checkout or any result's job had uncommitted changes."""
+    """Copy the run of ``scale`` in the current checkout to ``published/<scale>/`` (or, for a
+    run kept between sittings, ``published/in-progress/<scale>/``) and return its manifest.
+    Raises PublishError for the quick scale (the README's first section is its verdict),
+    when the run has no claims table, when a result has no sidecar, and (unless
+    ``allow_dirty``) when the checkout or any result's job had uncommitted changes."""
     if scale == QUICK:
         raise PublishError(QUICK_REFUSAL)
+    if scale == IN_PROGRESS:
+        raise PublishError(f"{IN_PROGRESS!r} names the folder of runs in progress, not a scale")
     run = OutputRoot(Path("."), scale)
     claims = run / "results/claims.csv"
-    if not claims.is_file():
+    if not claims.is_file() and not in_progress:  # a run in progress may not have it yet
         raise PublishError(
             f"no finished run of the {scale} scale: {claims} is missing; run"
             f" `snakemake --cores 2 --configfile {' '.join(configfiles)}` first"
@@ -251,7 +281,7 @@ def publish(
     checkout_dirty = bool(checkout.get("dirty"))
     if (checkout_dirty or dirty) and not allow_dirty:
         raise PublishError(_dirty_refusal(checkout_dirty, dirty))
-    target = Path(PUBLISHED) / scale
+    target = Path(publication_folder(scale, in_progress))
     if target.exists():
         shutil.rmtree(target)  # a publication is one run's, never a mix of two
     copied, left_out = [], []
@@ -265,11 +295,12 @@ def publish(
         shutil.copy2(source, dest)
         shutil.copy2(sidecar_path(source), sidecar_path(dest))
         copied.append(contract)
-    record = json.loads(sidecar_path(claims).read_text())
+    record = json.loads(sidecar_path(claims).read_text()) if claims.is_file() else {}
     stages = (record.get("params") or {}).get("stages")
     git = record.get("git") or {}
     manifest = {
         "scale": scale,
+        "in_progress": in_progress,
         "commit": git.get("commit"),
         "dirty": bool(dirty),
         # Every commit a published file was made on, and the files made from uncommitted

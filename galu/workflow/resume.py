@@ -41,7 +41,7 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
-from galu.workflow.publish import MANIFEST, PUBLISHED, STATE
+from galu.workflow.publish import MANIFEST, STATE, publication_folder
 from galu.workflow.scales import scaled
 from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
 
@@ -63,13 +63,14 @@ class Resumed:
     missing_data: list[str] = field(default_factory=list)
 
 
-def _published(scale: str, root: Path) -> tuple[Path, dict[str, Any]]:
-    folder = root / PUBLISHED / scale
+def _published(scale: str, root: Path, in_progress: bool) -> tuple[Path, dict[str, Any]]:
+    folder = root / publication_folder(scale, in_progress)
     manifest = folder / MANIFEST
     if not manifest.is_file():
+        flag = " --in-progress" if in_progress else ""
         raise ResumeError(
             f"no published run of the {scale} scale ({manifest.as_posix()} is missing);"
-            f" `galu publish --scale {scale}` makes one"
+            f" `galu publish --scale {scale}{flag}` makes one"
         )
     return folder, json.loads(manifest.read_text())
 
@@ -146,12 +147,13 @@ def _write_benchmarks(benchmarks: Mapping[str, str], root: Path) -> int:
     return written
 
 
-def resume(scale: str, root: str | os.PathLike[str] = ".") -> Resumed:
-    """Put the published run of ``scale`` back into ``root`` (see the module docstring).
-    Raises ResumeError, before copying anything, for a missing publication, a published
-    file that fails its sidecar, or a file of the checkout's run that differs from it."""
+def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = False) -> Resumed:
+    """Put the published run of ``scale`` (kept ``in_progress``, or published) back into
+    ``root`` (see the module docstring). Raises ResumeError, before copying anything, for a
+    missing publication, a published file that fails its sidecar, or a file of the checkout's
+    run that differs from it."""
     root = Path(root)
-    folder, manifest = _published(scale, root)
+    folder, manifest = _published(scale, root, in_progress)
     files = manifest.get("files", [])
     bad = _check_copies(folder, files)
     if bad:
