@@ -44,6 +44,10 @@ NORM_CIFAR = {  # every job that reads data/processed/cifar10.npz, and what read
     "normalization_plot_layer_spectra": 1,
     "normalization_plot_jacobian": 1,
     "normalization_plot_correlations": 1,
+    "normalization_ablation": 1,
+    "normalization_ablation_table": 1,
+    "normalization_plot_ablation": 1,
+    "normalization_plot_depth_scales": 1,
 }
 MEM_ALL = {
     "memorization_underparam": 1,
