@@ -50,7 +50,9 @@ provenance = {
 landing = landing_page(table, figures, provenance)
 write_text(snakemake.output.landing, landing)
 write_text(snakemake.output.html, landing_html(landing))
-write_text(snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1) + "\n")
+write_text(
+    snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1, allow_nan=False) + "\n"
+)
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
     # The verdict first, so a reader sees it without scrolling past the parameters; then the
     # template, then what the data show (computed from the figure's CSVs).

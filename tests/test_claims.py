@@ -155,10 +155,16 @@ def test_tolerance_per_scale_and_bad_fields():
 
 
 def test_markdown_escapes_pipes_and_counts_verdicts(tree):
-    table = evaluate([claim(statement="|x| is fine", expected=0.4, tolerance=0.1)], tree, "quick")
+    table = evaluate(
+        [claim(statement="|x| is fine", expected=0.4, tolerance=0.1, quantity="mean |y|")],
+        tree,
+        "quick",
+    )
     text = markdown_table(table)
     assert "1 pass, 0 fail, 0 not_run" in text
     assert "\\|x\\| is fine" in text
+    assert "| measured quantity | expected | measured | tolerance | verdict |" in text
+    assert "| mean \\|y\\| | 0.4 |" in text
     assert "explains each failure" not in text and "Not run" not in text
     skipped = markdown_table(evaluate([claim(source="results/none.csv")], tree, "quick"))
     assert skipped.endswith(
@@ -432,6 +438,11 @@ def quantities(finding: str) -> list[str]:
 def test_quantities_are_the_numbers_outside_placeholders_paths_names_and_formulas():
     text = "at {x} on CIFAR-10 (results/a_1.csv), `2^-k` below 1, 20,000 steps and 0.9"
     assert quantities(text) == ["1", "20,000", "0.9"]
+
+
+def test_every_claim_names_its_measured_quantity_in_words():
+    entries = load_yaml(REPO / "workflow/claims.yaml")
+    assert [e["id"] for e in entries if len(str(e.get("quantity", "")).split()) < 3] == []
 
 
 def test_every_number_in_a_finding_is_measured_by_its_finding_values():

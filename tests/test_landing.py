@@ -1,5 +1,9 @@
 """The report's landing page: the verdict first, failures first, links to figures, provenance."""
 
+import json
+import math
+import re
+
 import jinja2
 import pandas as pd
 import pytest
@@ -83,6 +87,10 @@ def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table)
     # mean of y = 0.7: expected 0.7 (step 0.01) and 5 (step 0.1); not run is said in words
     assert metrics["measured"] == {"ok": 0.7, "bad": 0.7, "skip": "not_run"}
     assert metrics["substitute_data"] == 0
+    # An infinite measurement stays its text: strict JSON parsers reject Infinity.
+    endless = verdict_metrics(table.assign(measured=[math.inf, -math.inf, math.nan]))
+    assert endless["measured"] == {"ok": "inf", "bad": "-inf", "skip": "not_run"}
+    json.dumps(endless, allow_nan=False)
 
 
 def test_each_row_names_the_papers_section_when_the_claim_gives_it(table):
@@ -100,3 +108,18 @@ def test_the_landing_page_names_every_commit_its_tables_were_made_on(table):
     assert "system-message" not in html
     assert "2 commit(s)" in html and "aaaaaaaaaaaa" in html and "bbbbbbbbbbbb" in html
     assert "1 table(s) made from them" in html and "results/scm/x.csv" in html
+
+
+def test_every_row_names_its_quantity_and_tolerance(tmp_path):
+    (tmp_path / "results").mkdir()
+    pd.DataFrame({"y": [0.9, 0.5]}).to_csv(tmp_path / "results/t.csv", index=False)
+    entry = {**BASE, "id": "ok", "figure": "figures/a/ok.png", "expression": "y",
+             "expected": 0.7, "tolerance": 0.125,
+             "quantity": "mean of y over the rows"}  # fmt: skip
+    table = evaluate(parse_claims([entry], "quick"), tmp_path, "quick")
+    assert table["quantity"].tolist() == ["mean of y over the rows"]
+    html = render(landing_page(table, [], PROVENANCE))
+    cells = [c.strip() for c in re.findall(r"<td>(.*?)</td>", html.replace("\n", " "))]
+    header = [c.strip() for c in re.findall(r"<th class=\"head\">(.*?)</th>", html, flags=re.S)]
+    assert header[3:7] == ["measured quantity", "expected", "measured", "tolerance"]
+    assert "mean of y over the rows" in cells[3] and "0.125" in cells[6]

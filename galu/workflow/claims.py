@@ -15,6 +15,9 @@ is declarative:
   smallest value of column ``x`` at which the expression is true);
 - ``section``: where the statement comes from (the paper's section, figure or
   table; "ours" for our own statements), optional, carried to ``evaluate``'s table;
+- ``quantity``: what the measured number is, in words (e.g. "deepest tested depth at which
+  ReLU trains (0: none does)"), carried to every verdict table beside expected, measured and
+  tolerance;
 - ``compare``: ``within`` (``|measured - expected| <= tolerance``),
   ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
   (``measured >= expected - tolerance``);
@@ -115,6 +118,7 @@ class Claim:
     alternative_label: str = ""
     section: str = ""
     robustness: Robustness | None = None
+    quantity: str = ""
 
     def __post_init__(self) -> None:
         bad = {
@@ -243,6 +247,7 @@ def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
         finding_values=_quantities(entry.get("finding_values"), entry["id"]),
         section=" ".join(str(entry.get("section", "")).split()),
         robustness=_robustness(entry.get("robustness"), entry["id"]),
+        quantity=" ".join(str(entry.get("quantity", "")).split()),
     )
 
 
@@ -431,6 +436,7 @@ def evaluate(
             "measured_alternative": math.nan,
             "section": claim.section,
             "robustness": "",
+            "quantity": claim.quantity,
         }
         path = root / claim.source
         if checked not in claim.scales:

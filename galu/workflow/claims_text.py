@@ -23,6 +23,11 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
+def tolerance_text(value: float) -> str:
+    """A claim's tolerance as every verdict table shows it."""
+    return _number(value)
+
+
 def measured_text(row: Any) -> str:
     """A row of :func:`evaluate` 's measured value at its precision (``–`` when not run),
     and beside it the ``alternative`` one where the claim has it, at the same precision:
@@ -96,17 +101,19 @@ def markdown_table(table: pd.DataFrame) -> str:
         )
     lines += [
         "",
-        "| claim | paper | statement | expected | measured | tolerance | verdict |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | paper | statement | measured quantity | expected | measured | tolerance"
+        " | verdict |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
             f"`{r.claim_id}`",
             r.paper,
             _cell(r.statement),
+            _cell(quantity_text(r)),
             expected_text(r.compare, r.expected),
             _cell(measured_text(r)),
-            _number(r.tolerance),
+            tolerance_text(r.tolerance),
             verdict_text(r),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -140,6 +147,13 @@ def indicative_groups(table: pd.DataFrame) -> dict[str, list[str]]:
     for r in table[table["verdict"] == "indicative"].itertuples():
         groups.setdefault(str(r.reason), []).append(r.claim_id)
     return groups
+
+
+def quantity_text(row: Any) -> str:
+    """What a claim's measured number is, in words (empty for a table made before claims
+    named it)."""
+    quantity = getattr(row, "quantity", "")
+    return quantity if isinstance(quantity, str) and quantity else "–"
 
 
 def _finding(text: str) -> str:

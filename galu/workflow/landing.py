@@ -10,6 +10,7 @@ data status of the run. The same page, as standalone HTML, is ``results/claims.h
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -24,8 +25,10 @@ from galu.workflow.claims_text import (
     expected_text,
     indicative_groups,
     measured_text,
+    quantity_text,
     reductions_lines,
     summary_line,
+    tolerance_text,
     verdict_counts,
     verdict_notes,
 )
@@ -69,8 +72,17 @@ def _source(row: Any) -> str:
 
 def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
-    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 18 47 8 10 10", ""]
-    header = ["verdict", "claim", "statement", "expected", "measured", "figure"]
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 15 30 18 7 9 6 8", ""]
+    header = [
+        "verdict",
+        "claim",
+        "statement",
+        "measured quantity",
+        "expected",
+        "measured",
+        "tolerance",
+        "figure",
+    ]
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
     for r in rows.itertuples():
         verdict = f":{ROLES[r.verdict]}:`{r.verdict}`" + rst_escape(verdict_notes(r))
@@ -78,8 +90,10 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
             verdict,
             f"``{r.claim_id}`` ({_source(r)})",
             rst_escape(r.statement),
+            rst_escape(quantity_text(r)),
             rst_escape(expected_text(r.compare, r.expected)),
             rst_escape(measured_text(r)),
+            rst_escape(tolerance_text(r.tolerance)),
             _figure_cell(r.figure, linked),
         ]
         lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
@@ -172,14 +186,18 @@ def landing_html(rst: str) -> str:
 def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
     """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
     and each claim's measured value at the precision the tables show (``"not_run"`` when
-    not run), so ``dvc metrics diff`` compares runs at digits that reproduce."""
+    not run; an infinite value as its text, ``"inf"``, since strict JSON has no Infinity), so
+    ``dvc metrics diff`` compares runs at digits that reproduce."""
     measured = {}
     for r in table.itertuples():
         text = measured_text(r).split(" (")[0]
         try:
-            measured[r.claim_id] = float(text)
+            value = float(text)
         except ValueError:  # "–" (not run: DVC drops nulls) or "< 1e-4" (below the step)
             measured[r.claim_id] = "not_run" if text == "–" else text
+            continue
+        # strict JSON has no Infinity or NaN: such a value stays its text ("inf")
+        measured[r.claim_id] = value if math.isfinite(value) else text
     return {
         "scale": str(table["scale"].iloc[0]) if len(table) else "?",
         **verdict_counts(table),
