@@ -116,6 +116,20 @@ def test_publish_refuses_the_quick_scale_and_a_missing_run(tmp_path, monkeypatch
     assert "no finished run of the paper-cpu scale" in err and "Traceback" not in err
     assert main(["publish", "--scale", "paper-cpu", "--configfile", "config/nope.yaml"]) == 2
     assert "no configuration file config/nope.yaml" in capsys.readouterr().err
+    # An unset $SCALE, ".", a path or a name the configuration does not know: refused, and
+    # nothing under published/ is touched.
+    Path("published/paper-cpu").mkdir(parents=True)
+    Path("published/paper-cpu/keep.txt").write_text("kept")
+    for bad in ("", ".", "..", "paper-cpu/..", "in-progress"):
+        assert main(["publish", "--scale", bad]) == 2
+        assert "nothing was published" in capsys.readouterr().err or bad == "in-progress"
+    Path("workflow/schemas").mkdir(parents=True)
+    Path("workflow/schemas/config.schema.yaml").write_text(
+        "properties:\n  scale:\n    enum: [quick, paper, paper-cpu]\n"
+    )
+    assert main(["publish", "--scale", "paper-gpu"]) == 2
+    assert "unknown scale 'paper-gpu'" in capsys.readouterr().err
+    assert Path("published/paper-cpu/keep.txt").read_text() == "kept"
 
 
 @pytest.mark.parametrize(

@@ -265,18 +265,27 @@ def _equivalence(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    from galu.workflow.config import SCHEMA_PATH, load_yaml
     from galu.workflow.publish import (
-        QUICK_REFUSAL,
         PublishError,
+        check_scale_name,
         commits_text,
         publish,
         this_machine,
     )
-    from galu.workflow.scales import QUICK
 
     root = _checkout(".")
-    if args.scale == QUICK:
-        raise UsageError(QUICK_REFUSAL)
+    try:
+        check_scale_name(args.scale)
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    schema = root / SCHEMA_PATH
+    known = load_yaml(schema)["properties"]["scale"]["enum"] if schema.is_file() else [args.scale]
+    if args.scale not in known:
+        raise UsageError(
+            f"unknown scale {args.scale!r}: the configuration's scales are {', '.join(known)}"
+            f" (key scale, {SCHEMA_PATH.as_posix()}); nothing was published"
+        )
     configfiles = args.configfile or default_configfiles(args.scale)
     missing = [c for c in configfiles if not (root / c).is_file()]
     if missing:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -58,6 +59,26 @@ class PublishError(Exception):
 # published/in-progress/<scale>/: a run kept between sittings (`--in-progress`) so that a
 # later one can resume it, not yet a result: README's paper-level section does not show it.
 IN_PROGRESS = "in-progress"
+
+
+# A scale names a folder under published/ that a publication replaces whole: nothing that
+# could name published/ itself or a folder above it ("", ".", "..", "a/b").
+SCALE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def check_scale_name(scale: str) -> None:
+    """Refuse, with a PublishError, a scale that cannot be published: the quick scale (the
+    README's first section is its verdict), the folder of runs in progress, or a name that
+    is not a plain folder name (an unset ``$SCALE`` would otherwise name ``published/``)."""
+    if scale == QUICK:
+        raise PublishError(QUICK_REFUSAL)
+    if scale == IN_PROGRESS:
+        raise PublishError(f"{IN_PROGRESS!r} names the folder of runs in progress, not a scale")
+    if not SCALE_NAME.fullmatch(scale):
+        raise PublishError(
+            f"{scale!r} is not a scale name (lower-case letters, digits, - and _; e.g."
+            " paper-cpu): nothing was published"
+        )
 
 
 def publication_folder(scale: str, in_progress: bool = False) -> str:
@@ -260,10 +281,7 @@ def publish(
     Raises PublishError for the quick scale (the README's first section is its verdict),
     when the run has no claims table, when a result has no sidecar, and (unless
     ``allow_dirty``) when the checkout or any result's job had uncommitted changes."""
-    if scale == QUICK:
-        raise PublishError(QUICK_REFUSAL)
-    if scale == IN_PROGRESS:
-        raise PublishError(f"{IN_PROGRESS!r} names the folder of runs in progress, not a scale")
+    check_scale_name(scale)
     run = OutputRoot(Path("."), scale)
     claims = run / "results/claims.csv"
     if not claims.is_file() and not in_progress:  # a run in progress may not have it yet

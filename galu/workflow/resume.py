@@ -41,7 +41,7 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
-from galu.workflow.publish import MANIFEST, STATE, publication_folder
+from galu.workflow.publish import MANIFEST, SCALE_NAME, STATE, publication_folder
 from galu.workflow.scales import scaled
 from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
 
@@ -64,6 +64,8 @@ class Resumed:
 
 
 def _published(scale: str, root: Path, in_progress: bool) -> tuple[Path, dict[str, Any]]:
+    if not SCALE_NAME.fullmatch(scale):
+        raise ResumeError(f"{scale!r} is not a scale name (e.g. paper-cpu)")
     folder = root / publication_folder(scale, in_progress)
     manifest = folder / MANIFEST
     if not manifest.is_file():
