@@ -224,13 +224,14 @@ def test_correlations_figure_draws_the_theory_and_the_measured_layers():
 def test_ablation_figure_draws_each_setting_against_its_gain():
     rows = [
         dict(activation=act, optimizer=opt, lr=lr, gain_factor=g, depth=30, width=8, seed=0,
-             loss_ratio=base + lr + g / 10, final_test_error=0.5 + base)
+             loss_ratio=base + lr + g / 10, final_test_error=0.5 + base, diverged=False)
         for act, base in (("relu", 0.1), ("tilted_relu", 0.4))
         for opt, lrs in (("sgd", [0.1, 0.01]), ("adam", [0.001]))
         for lr in lrs
         for g in (1.0, 0.8)
     ]  # fmt: skip
     rows[0]["loss_ratio"] = 14.0  # relu, sgd, lr 0.1, gain 1: blown up
+    rows[3]["diverged"] = True  # relu, sgd, lr 0.01, gain 0.8: diverged (its ratio: no value)
     tables = {"ablation": pd.DataFrame(rows)}
     fig = figures.draw_ablation(tables, scale="quick", loss_fraction=0.5)
     sgd_ratio, adam_ratio, sgd_error, adam_error = fig.axes
@@ -242,11 +243,12 @@ def test_ablation_figure_draws_each_setting_against_its_gain():
     np.testing.assert_allclose(threshold.get_ydata(), [0.5, 0.5])
     relu_slow, relu_fast = sgd_lines[:2]  # lr 0.01 first
     np.testing.assert_allclose(relu_slow.get_xdata(), [0.8, 1.0])
-    np.testing.assert_allclose(relu_slow.get_ydata(), [0.1 + 0.01 + 0.08, 0.1 + 0.01 + 0.1])
+    np.testing.assert_allclose(relu_slow.get_ydata(), [figures.RATIO_TOP, 0.1 + 0.01 + 0.1])
     assert relu_slow.get_linestyle() != relu_fast.get_linestyle()
     # the blown-up ratio is drawn at the axis' top, as a triangle
     np.testing.assert_allclose(relu_fast.get_ydata(), [0.1 + 0.1 + 0.08, figures.RATIO_TOP])
-    np.testing.assert_allclose(sgd_ratio.collections[0].get_offsets(), [[1.0, 1.5]])
+    tops = [c.get_offsets().tolist() for c in sgd_ratio.collections]
+    assert tops == [[[0.8, 1.5]], [[1.0, 1.5]]]  # the diverged run, then the blown-up one
     assert _labelled(sgd_ratio).keys() == {"relu", "tilted_relu"}
     np.testing.assert_allclose(sgd_error.get_lines()[2].get_ydata(), [0.9, 0.9])  # tilted
     assert len(adam_ratio.get_lines()) == 3 and "depth 30" in fig._suptitle.get_text()

@@ -296,8 +296,8 @@ def _ablation_line(ax: plt.Axes, x: pd.Series, y: pd.Series, top: float | None, 
 
 def draw_ablation(tables: Tables, *, scale: str, loss_fraction: float) -> Figure:
     """The ablation (ours): at one depth, each network's best loss over its reference (top;
-    the threshold ``loss_fraction`` dashed; ratios above :data:`RATIO_TOP` at the top as
-    triangles) and final test error (bottom) against its gain factor, one column per
+    the threshold ``loss_fraction`` dashed; ratios above :data:`RATIO_TOP`, and diverged runs,
+    at the top as triangles) and final test error (bottom) against its gain factor, one column per
     optimizer, one colour per activation, one line style per learning rate.
     ``tables["ablation"]``: the ``ablation.csv`` layout.
     """
@@ -327,7 +327,9 @@ def draw_ablation(tables: Tables, *, scale: str, loss_fraction: float) -> Figure
                     "label": activation if lr == lrs[0] else None,
                 }
                 x = one["gain_factor"]
-                _ablation_line(axes[0, col], x, one["loss_ratio"], RATIO_TOP, **kw)
+                # a diverged run's ratio is no measurement: it goes to the top with the blown-up
+                ratio = one["loss_ratio"].where(~one["diverged"].astype(bool), math.inf)
+                _ablation_line(axes[0, col], x, ratio, RATIO_TOP, **kw)
                 _ablation_line(axes[1, col], x, one["final_test_error"], None, **kw)
         axes[0, col].axhline(loss_fraction, color="k", ls="--", lw=1)
         title = OPTIMIZER_TITLES.get(optimizer, optimizer)
