@@ -345,3 +345,20 @@ def test_a_run_kept_in_progress_is_audited_resumable_and_not_in_the_readme(
 )  # fmt: skip
 def test_publication_of_a_path(path, found):
     assert publication_of(path) == found
+
+
+def test_a_damaged_or_partly_deleted_run_never_replaces_the_last_publication(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", configfiles=[], machine="m")
+    kept = {p: p.read_bytes() for p in Path("published").rglob("*") if p.is_file()}
+    source = Path("results/paper-cpu/scm/stability.csv")
+    good = source.read_bytes()
+    source.write_bytes(good[:-3])  # truncated after its sidecar was written
+    with pytest.raises(PublishError, match=r"scm/stability.csv does not match its provenance"):
+        publish("paper-cpu", configfiles=[], machine="m")
+    source.unlink()  # the claims table's evidence gone
+    Path(f"{source}.meta.json").unlink()
+    with pytest.raises(PublishError, match=r"incomplete: results/paper-cpu/scm/stability.csv"):
+        publish("paper-cpu", configfiles=[], machine="m")
+    assert {p: p.read_bytes() for p in Path("published").rglob("*") if p.is_file()} == kept

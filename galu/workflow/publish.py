@@ -29,7 +29,13 @@ from typing import Any
 from galu.atomic import atomic_write_bytes
 from galu.workflow.commits import made_on_files
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
-from galu.workflow.provenance import SIDECAR_SUFFIX, Run, git_state, sidecar_path
+from galu.workflow.provenance import (
+    SIDECAR_SUFFIX,
+    Run,
+    git_state,
+    sidecar_mismatch,
+    sidecar_path,
+)
 from galu.workflow.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.workflow.snakemake_metadata import read_metadata
 
@@ -268,6 +274,33 @@ def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:
     )
 
 
+def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
+    """Refuse, before the last publication is touched, a run whose files their sidecars do
+    not vouch for (truncated, edited) or whose tables were made from run files that are gone
+    (a run partly deleted: its verdicts would outlive their evidence)."""
+    bad = [f"{(run / c).as_posix()} {why}" for c in files if (why := sidecar_mismatch(run / c))]
+    if bad:
+        raise PublishError(
+            "; ".join(bad) + ". Nothing was published: rerun their jobs (Snakemake reruns an"
+            " output its sidecar does not vouch for)"
+        )
+    root = scaled("results", scale) + "/"
+    gone = sorted(
+        {
+            item["path"]
+            for c in files
+            for item in json.loads(sidecar_path(run / c).read_text()).get("inputs", [])
+            if str(item.get("path", "")).startswith(root) and not Path(item["path"]).is_file()
+        }
+    )
+    if gone:
+        raise PublishError(
+            f"the run is incomplete: {', '.join(gone[:3])}{' …' if len(gone) > 3 else ''}"
+            f" ({len(gone)} file(s)) made other tables of it and are gone. Nothing was"
+            " published: rerun the run (`snakemake` remakes them) and publish again"
+        )
+
+
 def publish(
     scale: str,
     *,
@@ -294,6 +327,7 @@ def publish(
     if unsealed:
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
+    _check_run(run, files, scale)
     commits, dirty = made_on_files({c: run / c for c in files})
     checkout = git_state()
     checkout_dirty = bool(checkout.get("dirty"))
