@@ -221,3 +221,23 @@ def test_a_run_kept_in_progress_is_put_back_from_its_own_folder(tmp_path, monkey
         Path(SOURCE).read_bytes()
         == Path("published/in-progress/paper-cpu/results/scm/stability.csv").read_bytes()
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "says"),
+    [
+        ("publication.json", '{"scale": "paper-cpu", "fi', "is not readable JSON"),
+        ("publication.json", '["not", "a", "record"]', "does not hold a publication's record"),
+        ("run-state.json", '{"snakemake_metadata": {', "is not readable JSON"),
+    ],
+)
+def test_a_damaged_manifest_or_state_stops_the_resume_before_any_copy(
+    tmp_path, monkeypatch, name, text, says
+):
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    _elsewhere(tmp_path, monkeypatch)
+    Path(f"published/paper-cpu/{name}").write_text(text)
+    with pytest.raises(ResumeError, match=f"published/paper-cpu/{name} {says}"):
+        resume("paper-cpu")
+    assert not Path("results").exists()  # nothing was copied

@@ -74,7 +74,26 @@ def _published(scale: str, root: Path, in_progress: bool) -> tuple[Path, dict[st
             f"no published run of the {scale} scale ({manifest.as_posix()} is missing);"
             f" `galu publish --scale {scale}{flag}` makes one"
         )
-    return folder, json.loads(manifest.read_text())
+    return folder, _read_record(manifest)
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    """A publication's JSON record (manifest, run state), or a ResumeError naming it when it
+    is not readable JSON holding a record (truncated, edited): read before anything is
+    copied, so a bad one never leaves a half-done resume."""
+    try:
+        content = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ResumeError(
+            f"{path.as_posix()} is not readable JSON ({error}); nothing was copied. Restore it"
+            " with `git checkout -- published/`"
+        ) from None
+    if not isinstance(content, dict) or not isinstance(content.get("files", []), list):
+        raise ResumeError(
+            f"{path.as_posix()} does not hold a publication's record; nothing was copied."
+            " Restore it with `git checkout -- published/`"
+        )
+    return content
 
 
 def _check_copies(folder: Path, files: Iterable[str]) -> list[str]:
@@ -152,11 +171,13 @@ def _write_benchmarks(benchmarks: Mapping[str, str], root: Path) -> int:
 def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = False) -> Resumed:
     """Put the published run of ``scale`` (kept ``in_progress``, or published) back into
     ``root`` (see the module docstring). Raises ResumeError, before copying anything, for a
-    missing publication, a published file that fails its sidecar, or a file of the checkout's
-    run that differs from it."""
+    missing publication, a manifest or run state that is not readable JSON, a published file
+    that fails its sidecar, or a file of the checkout's run that differs from it."""
     root = Path(root)
     folder, manifest = _published(scale, root, in_progress)
     files = manifest.get("files", [])
+    state_file = folder / STATE
+    state = _read_record(state_file) if state_file.is_file() else {}
     bad = _check_copies(folder, files)
     if bad:
         raise ResumeError(
@@ -180,8 +201,6 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
     for _, target in to_copy + same:
         for path in (target, sidecar_path(target)):
             os.utime(path, (now, now))  # one instant: no restored file older than another
-    state_file = folder / STATE
-    state = json.loads(state_file.read_text()) if state_file.is_file() else {}
     return Resumed(
         restored=[t.relative_to(root).as_posix() for _, t in to_copy],
         present=[t.relative_to(root).as_posix() for _, t in same],
