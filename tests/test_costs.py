@@ -203,11 +203,30 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
     assert re.search(r"^ERROR \S+: predicted peak memory [\d.]+ GB exceeds", paper.stdout, re.M)
     assert "GPU times are uncalibrated" in paper.stdout
     bad_args = (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"],
-                ["--speed", "0"])  # fmt: skip
+                ["--speed", "0"], ["--speed", "inf"], ["--mem-gb", "nan"], ["--mem-gb", "-1"],
+                ["--mem-gb", "inf"])  # fmt: skip
     for bad in bad_args:
         proc = run([tool("galu"), "plan", *bad], REPO, check=False)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.startswith("galu plan: ")
+    # The machine's memory from the environment: a value that is not a size is named (NaN
+    # used to switch the memory check off), for the plan and for a run alike.
+    for value in ("nan", "lots", "0"):
+        proc = run([tool("galu"), "plan"], REPO, check=False, env={"GALU_MACHINE_MEM_GB": value})
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"GALU_MACHINE_MEM_GB={value} is not a memory size" in proc.stderr
+
+
+def test_a_memory_setting_that_is_not_a_size_starts_nothing(repo_copy):
+    proc = run(
+        [tool("snakemake"), "--cores", "1", "results/normalization/coefficients.csv"],
+        repo_copy,
+        check=False,
+        env={"GALU_MACHINE_MEM_GB": "nan"},
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "galu: GALU_MACHINE_MEM_GB=nan is not a memory size" in proc.stderr
+    assert not (repo_copy / "results/normalization").exists()
 
 
 def test_a_run_whose_job_cannot_fit_in_memory_starts_nothing(repo_copy):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -436,6 +437,7 @@ def _plan(args: argparse.Namespace) -> int:
         format_problems,
         machine_memory_gb,
         make_plan,
+        memory_gb,
         problems,
         speed_line,
         table,
@@ -446,10 +448,14 @@ def _plan(args: argparse.Namespace) -> int:
     for name in ("cores", "gpus"):
         if getattr(args, name) < (1 if name == "cores" else 0):
             raise UsageError(f"--{name} must be at least {1 if name == 'cores' else 0}")
-    if args.mem_gb is not None and args.mem_gb <= 0:
-        raise UsageError("--mem-gb must be positive, e.g. --mem-gb 16")
-    if not args.speed > 0:
+    if not math.isfinite(args.speed) or not args.speed > 0:
         raise UsageError("--speed must be positive, e.g. --speed 1.2 for cores 1.2x as fast")
+    try:
+        if args.mem_gb is not None:
+            memory_gb(args.mem_gb, f"--mem-gb {args.mem_gb}")
+        mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     config = run_config(root, args.configfile, args.config)
     model = CostModel.load(root / CONSTANTS)
     plan = make_plan(config, model, args.cores, args.gpus, args.speed)
@@ -457,7 +463,6 @@ def _plan(args: argparse.Namespace) -> int:
     print(f"plan for scale {config['scale']!r} ({files}):")
     print(speed_line(model, args.speed))
     print("\n".join(table(plan)))
-    mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
     errors, warnings = problems(plan, mem_gb)
     for line in format_problems(errors, warnings):
         print(line)

@@ -10,6 +10,7 @@ whose predicted memory exceeds the machine's, or whose predicted time exceeds it
 from __future__ import annotations
 
 import heapq
+import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -181,10 +182,24 @@ MEMORY_ENV = "GALU_MACHINE_MEM_GB"
 
 
 def machine_memory_gb() -> float:
-    """This machine's physical memory in GB, or :data:`MEMORY_ENV` when set."""
-    if os.environ.get(MEMORY_ENV):
-        return float(os.environ[MEMORY_ENV])
+    """This machine's physical memory in GB, or :data:`MEMORY_ENV` when set. A setting that
+    is not a finite positive number is a ValueError naming it (NaN would switch the memory
+    check off: every comparison with it is false)."""
+    value = os.environ.get(MEMORY_ENV)
+    if value:
+        return memory_gb(value, f"{MEMORY_ENV}={value}")
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+
+
+def memory_gb(value: str | float, where: str) -> float:
+    """``value`` as a memory size in GB, or a ValueError naming ``where`` it came from."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{where} is not a memory size: give a positive number of GB, e.g. 16")
+    return number
 
 
 def format_problems(errors: Sequence[str], warnings: Sequence[str]) -> list[str]:

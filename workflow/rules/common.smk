@@ -218,7 +218,11 @@ def check_costs(jobs):
         for j in jobs
         if j.rule.name != "all"
     ]
-    mem_gb = machine_memory_gb() if workflow.local_exec else float("inf")
+    try:
+        mem_gb = machine_memory_gb() if workflow.local_exec else float("inf")
+    except ValueError as error:
+        print(f"galu: {error}; nothing started.", file=sys.stderr)
+        sys.exit(2)
     errors, warnings = cost_preflight(COSTS, config, planned, mem_gb)
     if os.environ.get(SKIP_ENV) == "1":
         warnings, errors = warnings + errors, []
