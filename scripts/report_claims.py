@@ -3,6 +3,7 @@ landing page (results/captions/index.rst, and as HTML results/claims.html), and 
 report caption (the verdicts of the claims it shows, its template, then what the data show)."""
 
 import json
+import os
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
@@ -49,7 +50,10 @@ provenance = {
 }
 landing = landing_page(table, figures, provenance)
 write_text(snakemake.output.landing, landing)
-write_text(snakemake.output.html, landing_html(landing))
+# claims.html links each figure's file, relative to where the page is.
+page_dir = Path(snakemake.output.html).parent
+links = {figure: os.path.relpath(root / figure, page_dir) for figure in figures}
+write_text(snakemake.output.html, landing_html(landing, links))
 write_text(
     snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1, allow_nan=False) + "\n"
 )

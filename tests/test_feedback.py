@@ -85,7 +85,7 @@ def test_run_summary_counts_verdicts_names_failures_and_points_to_the_report(tmp
     (tmp_path / "results/report.zip").write_bytes(b"")
     assert text.splitlines()[-1] != run_summary(tmp_path).splitlines()[-1]
     assert run_summary(tmp_path).endswith(
-        "Report: results/report.zip (unzip it, open report.html)."
+        "Report: results/report.zip (unzip it, open report/report.html)."
     )
 
 

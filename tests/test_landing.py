@@ -75,6 +75,25 @@ def test_landing_html_is_a_standalone_page_without_report_links(table):
     assert "Reproduction verdict: 1 pass, 1 fail, 1 not_run" in html
     assert 'class="system-message"' not in html and "{% raw %}" not in html
     assert "ok.png" in html and "javascript:" not in html
+    assert "<a " not in html.split("<table")[1]  # no figure file given: nothing to link
+
+
+def test_claims_html_links_each_figure_to_its_file(table):
+    rst = landing_page(table, ["figures/a/ok.png"], PROVENANCE)
+    html = landing_html(rst, {"figures/a/ok.png": "../figures/a/ok.png"})
+    # both rows showing ok.png link it (anonymous links: no duplicate-target warnings)
+    assert html.count('href="../figures/a/ok.png">ok.png</a>') == 2
+    assert 'class="system-message"' not in html
+    assert "figures/b/bad.png" in html  # not in the report: a path, not a link
+
+
+def test_a_failed_row_says_what_explains_it(table):
+    html = render(landing_page(table, [], PROVENANCE))
+    rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
+    (bad,) = [r for r in rows if ">bad</tt>" in r]
+    assert "<em>Why it fails:</em> why." in bad
+    assert not any("Why it fails" in r for r in rows if r is not bad)
+    assert "What we believe explains each failure" not in html  # no second list below
 
 
 def test_verdict_metrics_for_dvc_count_and_measure_at_the_shown_precision(table):

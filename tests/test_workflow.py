@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 import zipfile
+from html import unescape
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -136,6 +138,66 @@ def test_report_opens_on_the_verdict_in_a_real_browser(finished_run, tmp_path):
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
     if os.environ.get("GALU_SCREENSHOTS"):  # for a person to look at
         shutil.copy(shot, os.environ["GALU_SCREENSHOTS"])
+
+
+PROBE = Path(__file__).with_name("landing_probe.js")
+
+
+def probe_layout(page: Path, width: int = 1280, height: int = 800) -> dict:
+    """Open ``page`` in headless Chromium at ``width`` x ``height`` with tests/landing_probe.js
+    injected, and return what it measured (the verdict table's geometry and links)."""
+    probed = page.with_name(f"probed-{page.name}")
+    text = page.read_text()
+    end = text.rindex("</body>")
+    probed.write_text(f"{text[:end]}<script>{PROBE.read_text()}</script>{text[end:]}")
+    dom = subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--virtual-time-budget=60000", f"--window-size={width},{height}", "--dump-dom",
+         probed.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    ).stdout  # fmt: skip
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, dom[-2000:]
+    return json.loads(unescape(found.group(1)))
+
+
+def assert_table_reads_at_laptop_width(probe: dict) -> None:
+    """The verdict table at 1280 px: every column inside the window (tolerance and measured
+    quantity included, no sideways scrolling), no column squeezed below a word's width, and
+    the first claim row on the first screen with no graph above it."""
+    assert probe["found"]
+    headers = {h["text"]: h for h in probe["headers"]}
+    assert ["verdict", "claim", "statement", "measured quantity", "expected", "measured",
+            "tolerance", "figure"] == list(headers)  # fmt: skip
+    assert probe["table_right"] <= probe["width"], probe
+    assert all(h["right"] <= probe["width"] and h["width"] >= 60 for h in headers.values()), probe
+    assert probe["first_row_top"] < probe["height"] and probe["graphics_above"] == 0, probe
+
+
+def test_landing_page_reads_at_laptop_width_and_links_every_figure(finished_run, tmp_path):
+    with zipfile.ZipFile(finished_run / "results/report.zip") as archive:
+        archive.extractall(tmp_path)
+    (page,) = tmp_path.rglob("report.html")
+    probe = probe_layout(page)
+    assert_table_reads_at_laptop_width(probe)
+    claims = pd.read_csv(finished_run / "results/claims.csv")
+    in_report = {f for f in claims["figure"] if any(tmp_path.rglob(Path(f).name))}
+    linked = {re.search(r"'(.+)'", link["href"]).group(1) for link in probe["links"]}
+    assert linked == in_report and linked
+    # Each link works: running it shows that figure's page in the report.
+    assert len(probe["shown"]) == len(linked)
+    assert all(any(f"PATH\n{f}" in shown for shown in probe["shown"]) for f in linked), probe
+    # The standalone results/claims.html: the same layout, each figure a link to its file.
+    page = finished_run / "results/claims.html"
+    copy = tmp_path / "results/claims.html"
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_text(page.read_text())
+    probe = probe_layout(copy)
+    assert_table_reads_at_laptop_width(probe)
+    hrefs = {link["text"]: link["href"] for link in probe["links"]}
+    assert {Path(f).name for f in in_report} <= set(hrefs)
+    for name, href in hrefs.items():
+        assert (page.parent / href).resolve().is_file(), (name, href)
 
 
 def test_every_claim_is_stated_in_its_figures_caption(finished_run):

@@ -120,7 +120,7 @@ def markdown_table(table: pd.DataFrame) -> str:
     failed = table[table["verdict"] == "fail"]
     if len(failed):
         lines += ["", "What we believe explains each failure:", ""]
-        lines += [f"- `{r.claim_id}`: {_finding(r.finding)}" for r in failed.itertuples()]
+        lines += [f"- `{r.claim_id}`: {finding_text(r.finding)}" for r in failed.itertuples()]
     indicative = indicative_groups(table)
     if indicative:
         lines += ["", INDICATIVE_HEADING + ":", ""]
@@ -156,9 +156,10 @@ def quantity_text(row: Any) -> str:
     return quantity if isinstance(quantity, str) and quantity else "–"
 
 
-def _finding(text: str) -> str:
-    """A failed claim's ``finding``, or that there is none yet."""
-    return text or "not investigated yet."
+def finding_text(text: object) -> str:
+    """A failed claim's ``finding``, or that there is none yet (also for a table read back
+    from CSV, where an empty cell is NaN)."""
+    return text if isinstance(text, str) and text else "not investigated yet."
 
 
 CAPTIONS_DIR = "results/captions"
@@ -216,7 +217,7 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
                 if robustness_of(r):
                     evidence += f" The same verdict {rst_escape(robustness_of(r))}."
             if r.verdict == "fail":
-                evidence += f" *What we believe explains it:* {rst_escape(_finding(r.finding))}"
+                evidence += f" *What we believe explains it:* {rst_escape(finding_text(r.finding))}"
             substitute = " (measured on substitute data)" if r.data_substitute else ""
             items.append(
                 f"- **{r.verdict}** ``{r.claim_id}``{substitute}: {rst_escape(r.statement)}"

@@ -4,7 +4,7 @@ Snakemake shows the workflow description (the Snakefile's ``report:`` file) when
 opens. The ``claims`` rule writes it from :func:`galu.workflow.claims.evaluate`'s table as
 reStructuredText: counts of pass / fail / indicative / not_run, the table with failures,
 indicative and not_run claims first (verdicts coloured, each row linking its figure's page in
-the report), what we believe explains each failure, and the commit, package versions and
+the report, a failed row saying what we believe explains it), and the commit, package versions and
 data status of the run. The same page, as standalone HTML, is ``results/claims.html``.
 """
 
@@ -23,6 +23,7 @@ from docutils.core import publish_parts
 from galu.workflow.claims_text import (
     INDICATIVE_HEADING,
     expected_text,
+    finding_text,
     indicative_groups,
     measured_text,
     quantity_text,
@@ -48,7 +49,16 @@ PAGE_CSS = (
     # the window would lose its top (the verdict) above the scroll range. Top-align it, and
     # let the table use the width.
     ".h-screen.overflow-auto{align-items:flex-start!important;justify-content:flex-start!important}"
-    ".prose.max-w-lg{max-width:80rem!important}</style>"
+    ".prose.max-w-lg{max-width:80rem!important}"
+    # Snakemake puts the rule graph beside the description: wrap it below, so the table
+    # gets the page's width and its first row shows without scrolling past the graph.
+    "div.flex:has(>div>.prose.max-w-lg){flex-wrap:wrap}"
+    "div:has(>.prose.max-w-lg){flex:1 0 100%;min-width:0}"
+    # The verdict table fits the window at laptop width (1280 px, the report's sidebar
+    # included): fixed columns at the list-table's widths, long claim ids and paths broken
+    # anywhere rather than pushing the figure column out of sight.
+    "table.docutils{table-layout:fixed;width:100%;font-size:0.9em}"
+    "table.docutils td{overflow-wrap:anywhere;vertical-align:top}</style>"
 )
 
 
@@ -70,9 +80,18 @@ def _source(row: Any) -> str:
     return rst_escape(section) if isinstance(section, str) and section else row.paper
 
 
+def _statement_cell(row: Any) -> str:
+    """The claim's statement; a failed claim's row also says what we believe explains the
+    failure, beside the numbers it explains."""
+    text = rst_escape(row.statement)
+    if row.verdict == "fail":
+        text += f" *Why it fails:* {rst_escape(finding_text(row.finding))}"
+    return text
+
+
 def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
-    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 7 15 30 18 7 9 6 8", ""]
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 10 15 27 15 8 8 9 8", ""]
     header = [
         "verdict",
         "claim",
@@ -89,7 +108,7 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
         cells = [
             verdict,
             f"``{r.claim_id}`` ({_source(r)})",
-            rst_escape(r.statement),
+            _statement_cell(r),
             rst_escape(quantity_text(r)),
             rst_escape(expected_text(r.compare, r.expected)),
             rst_escape(measured_text(r)),
@@ -150,14 +169,6 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
             "",
         ]
     lines += _table(table, linked) + [""]
-    failed = table[table["verdict"] == "fail"]
-    if len(failed):
-        lines += _heading("What we believe explains each failure")
-        lines += [
-            f"- ``{r.claim_id}``: {rst_escape(r.finding or 'not investigated yet.')}"
-            for r in failed.itertuples()
-        ]
-        lines.append("")
     indicative = indicative_groups(table)
     if indicative:
         lines += _heading(INDICATIVE_HEADING)
@@ -175,11 +186,19 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     return "\n".join(lines) + "{% endraw %}\n"
 
 
-def landing_html(rst: str) -> str:
-    """The landing page as a standalone HTML document (``results/claims.html``): figure
-    references become plain text, since their targets exist only inside the report."""
+def landing_html(rst: str, links: Mapping[str, str] = {}) -> str:
+    """The landing page as a standalone HTML document (``results/claims.html``). A figure
+    reference (a target inside the report) becomes a link to the figure's file: ``links``
+    maps each figure's contract path to its address relative to the page; a figure without
+    one stays plain text."""
+    by_name = {figure.rsplit("/", 1)[-1]: href for figure, href in links.items()}
+
+    def link(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"`{name} <{by_name[name]}>`__" if name in by_name else name
+
     text = rst.replace("{% raw %}", "").replace("{% endraw %}", "")
-    text = re.sub(r"`([^`]+)`_", r"\1", text)
+    text = re.sub(r"`([^`<]+)`_(?!_)", link, text)
     return publish_parts(text, writer="html")["whole"]
 
 
@@ -237,7 +256,7 @@ def run_summary(
         lines.append(f"  FAIL {row.claim_id}: measured {measured_text(row)} ({row.figure})")
     path, report = root / report, root.relative(report)
     if path.is_file():
-        lines.append(f"  Report: {report} (unzip it, open report.html).")
+        lines.append(f"  Report: {report} (unzip it, open report/report.html).")
     else:
         lines.append(f"  No report yet: `snakemake --report {report}` after a full run builds it.")
     return "\n".join(lines)
