@@ -177,7 +177,12 @@ def test_plan_totals_and_problems(model):
     )
     assert faster.declared == plan.declared
     errors, _ = problems(plan, mem_gb=0.5)
-    assert errors and all("exceeds this machine's 0.5 GB" in e for e in errors)
+    too_big = [p for p in plan.predictions if p.mem_mb > 500]
+    # one line per rule, each naming its jobs' count and the machine's memory
+    assert len(errors) == len({p.job.rule for p in too_big}) > 0
+    assert all("GB of host memory; this machine has 0.5 GB: pass --mem-gb" in e for e in errors)
+    counts = [int(e.split()[0]) if e.split()[0].isdigit() else 1 for e in errors]
+    assert sum(counts) == len(too_big)
     # a runtime override below the prediction is named with the estimate
     overrides = ["memorization.underparam.runtime_min=1", "memorization.underparam.steps=100000"]
     short = run_config(REPO, overrides=overrides)
@@ -200,7 +205,17 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
         check=False,
     )
     assert paper.returncode == 1
-    assert re.search(r"^ERROR \S+: predicted peak memory [\d.]+ GB exceeds", paper.stdout, re.M)
+    # one line per rule and kind of problem, with readable units
+    assert re.search(
+        r"^ERROR \d+ normalization_train jobs \(norm_activation [^)]*; norm_depth \d+ to 100\)"
+        r" need [\d.]+ to [\d.]+ GB of host memory; this machine has 1.0 GB",
+        paper.stdout,
+        re.M,
+    ), paper.stdout
+    assert len(re.findall(r"^ERROR ", paper.stdout, re.M)) == len(
+        set(re.findall(r"^ERROR (?:\d+ )?(\w+)", paper.stdout, re.M))
+    )
+    assert "e+0" not in paper.stdout and "host GB" in paper.stdout
     assert "GPU times are uncalibrated" in paper.stdout
     bad_args = (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"],
                 ["--speed", "0"], ["--speed", "inf"], ["--mem-gb", "nan"], ["--mem-gb", "-1"],
@@ -238,7 +253,10 @@ def test_a_run_whose_job_cannot_fit_in_memory_starts_nothing(repo_copy):
         env={"GALU_MACHINE_MEM_GB": "0.01"},
     )
     assert proc.returncode == 2
-    assert "normalization_coefficients: predicted peak memory" in proc.stderr
+    assert re.search(
+        r"normalization_coefficients needs [\d.]+ GB of host memory; this machine has 0.0 GB",
+        proc.stderr,
+    )
     assert "Traceback" not in proc.stderr
     assert not (repo_copy / target).exists()
 

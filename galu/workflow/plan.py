@@ -82,24 +82,72 @@ def make_plan(
 
 
 def problems(plan: Plan, mem_gb: float) -> tuple[list[str], list[str]]:
-    """(errors, warnings): jobs that cannot fit the machine's ``mem_gb``, and jobs whose
-    predicted time exceeds their declared runtime (the scheduler would kill them)."""
-    errors, warnings = [], []
+    """(errors, warnings), one line per rule and kind of problem: jobs whose predicted host
+    memory exceeds the machine's ``mem_gb``, and jobs whose predicted time exceeds their
+    declared runtime (the scheduler would kill them)."""
+    too_big: dict[str, list[Prediction]] = defaultdict(list)
+    too_long: dict[str, list[Prediction]] = defaultdict(list)
     for p in plan.predictions:
         if p.mem_mb > mem_gb * 1000:
-            errors.append(
-                f"{p.job.label}: predicted peak memory {p.mem_mb / 1000:.1f} GB exceeds this"
-                f" machine's {mem_gb:.1f} GB; run it on a larger machine (--mem-gb tells the"
-                " plan what it has) or shrink its grid in the configuration"
-            )
-        minutes = p.seconds / 60
-        if minutes > plan.declared[p.job.label]:
-            warnings.append(
-                f"{p.job.label}: predicted {_duration(p.seconds)} exceeds its declared runtime"
-                f" of {plan.declared[p.job.label]} min (runtime_min); raise it, or set it to 0 to"
-                " take the cost model's"
-            )
+            too_big[p.job.rule].append(p)
+        if p.seconds / 60 > plan.declared[p.job.label]:
+            too_long[p.job.rule].append(p)
+    errors = [
+        f"{_jobs(ps)} {_verb(ps, 'need')} {_span([p.mem_mb / 1000 for p in ps], '{:.1f}')} GB"
+        f" of host memory; this machine has {mem_gb:.1f} GB: pass --mem-gb for the machine"
+        " you will run on, or shrink the grid in the configuration"
+        for ps in too_big.values()
+    ]
+    warnings = [
+        f"{_jobs(ps)} {_verb(ps, 'are')} predicted to take"
+        f" {_span([p.seconds for p in ps], _duration)}, longer than the declared runtime of"
+        f" {_span([plan.declared[p.job.label] for p in ps], '{:d}')} min (runtime_min): raise"
+        " it, or set it to 0 to take the cost model's"
+        for ps in too_long.values()
+    ]
     return errors, warnings
+
+
+def _jobs(predictions: Sequence[Prediction]) -> str:
+    """``"rule[key=value]"`` for one job; for several, their count, rule and the range of
+    each wildcard that varies (``"15 normalization_train jobs (norm_depth 40 to 100)"``)."""
+    if len(predictions) == 1:
+        return predictions[0].job.label
+    rule = predictions[0].job.rule
+    spans = []
+    for key in predictions[0].job.wildcards:
+        values = sorted({p.job.wildcards[key] for p in predictions}, key=_numeric_first)
+        if len(values) > 1:
+            spans.append(
+                f"{key} {values[0]} to {values[-1]}"
+                if _numeric(values)
+                else f"{key} {', '.join(values[:3])}{', ...' if len(values) > 3 else ''}"
+            )
+    return f"{len(predictions)} {rule} jobs" + (f" ({'; '.join(spans)})" if spans else "")
+
+
+def _verb(predictions: Sequence[Prediction], plural: str) -> str:
+    """``plural`` for several jobs, its singular for one (need/needs, are/is)."""
+    return plural if len(predictions) > 1 else {"need": "needs", "are": "is"}[plural]
+
+
+def _numeric(values: Sequence[str]) -> bool:
+    try:
+        [float(v) for v in values]
+    except ValueError:
+        return False
+    return True
+
+
+def _numeric_first(value: str) -> tuple[int, float, str]:
+    return (0, float(value), "") if _numeric([value]) else (1, 0.0, value)
+
+
+def _span(values: Sequence[float], form: Any) -> str:
+    """The smallest and largest of ``values`` formatted (one value when they agree)."""
+    show = form.format if isinstance(form, str) else form
+    low, high = show(min(values)), show(max(values))
+    return low if low == high else f"{low} to {high}"
 
 
 def _duration(seconds: float) -> str:
@@ -116,27 +164,28 @@ def table(plan: Plan) -> list[str]:
     for p in plan.predictions:
         by_rule[(p.job.stage, p.job.rule)].append(p)
     head = (
-        f"{'stage':15s} {'rule':34s} {'jobs':>5s} {'hours':>9s} {'device':6s}"
-        f" {'largest job':>11s} {'peak GB':>8s}"
+        f"{'stage':15s} {'rule':34s} {'jobs':>5s} {'total time':>10s} {'device':6s}"
+        f" {'largest job':>11s} {'host GB':>8s}"
     )
     lines = [head, "-" * len(head)]
     order = sorted(by_rule, key=lambda k: (STAGE_ORDER.index(k[0]), k[1]))
     for stage, rule in order:
         ps = by_rule[(stage, rule)]
-        hours = sum(p.seconds for p in ps) / 3600
+        total = sum(p.seconds for p in ps)
         device = "GPU*" if any(p.gpu for p in ps) else "CPU"
         longest = max(p.seconds for p in ps)
         peak = max(p.mem_mb for p in ps) / 1000
         lines.append(
-            f"{stage:15s} {rule:34s} {len(ps):5d} {hours:9.3g} {device:6s}"
+            f"{stage:15s} {rule:34s} {len(ps):5d} {_duration(total):>10s} {device:6s}"
             f" {_duration(longest):>11s} {peak:8.2f}"
         )
-    cpu = sum(p.seconds for p in plan.predictions if not p.gpu) / 3600
-    gpu = sum(p.seconds for p in plan.predictions if p.gpu) / 3600
+    cpu = sum(p.seconds for p in plan.predictions if not p.gpu)
+    gpu = sum(p.seconds for p in plan.predictions if p.gpu)
     lines.append("-" * len(head))
     lines.append(
-        f"{len(plan.predictions)} jobs: {cpu:.3g} CPU-core-hours, {gpu:.3g} GPU-hours; peak memory"
-        f" of one job {max(p.mem_mb for p in plan.predictions) / 1000:.2f} GB"
+        f"{len(plan.predictions)} jobs: {_duration(cpu)} of one CPU core, {_duration(gpu)} of"
+        f" one GPU; the largest job's peak host memory (RAM, not GPU memory)"
+        f" {max(p.mem_mb for p in plan.predictions) / 1000:.2f} GB"
     )
     lines.append(
         f"wall time on {plan.cores} core(s) and {plan.gpus} GPU(s): at least"
