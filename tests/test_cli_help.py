@@ -23,3 +23,18 @@ def test_galu_help_has_no_backquotes():
     )
     assert done.returncode == 0
     assert "audit" in done.stdout and "`" not in done.stdout
+
+
+def test_every_subcommand_has_an_example_that_parses():
+    from galu.workflow.cli import EXAMPLES, build_parser
+
+    parser = build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices)
+    assert set(EXAMPLES) == commands
+    main_help = parser.format_help()
+    for command, example in EXAMPLES.items():
+        assert example in main_help and example.startswith(f"galu {command} ")
+        assert example in parser._subparsers._group_actions[0].choices[command].format_help()
+        if command != "run":  # `run` hands its arguments to Snakemake unparsed
+            assert parser.parse_args(example.split()[1:]).command == command
+    assert "exit status: 0 done; 1 a finding" in main_help

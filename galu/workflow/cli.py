@@ -1,4 +1,6 @@
-"""The ``galu`` command: ``audit`` outputs against their provenance, check the ``readme``."""
+"""The ``galu`` command: run and plan the workflow, audit its outputs against their provenance,
+publish and resume paper-scale runs, and keep dvc.yaml and the README in step with the code.
+``galu <command> --help`` describes each command."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 import math
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -490,8 +493,37 @@ def _plots(args: argparse.Namespace) -> int:
     return 0
 
 
+# One example per subcommand, shown by `galu --help` and `galu <command> --help` (a test
+# parses each one).
+EXAMPLES = {
+    "run": "galu run --cores 2 --configfile config/paper.yaml",
+    "plan": "galu plan --configfile config/paper.yaml --gpus 1 --mem-gb 80",
+    "audit": "galu audit --explain figures/normalization/max_depth.png",
+    "data": "galu data prepare mnist fashion_mnist",
+    "dvc": "galu dvc --update",
+    "plots": "galu plots --output dvc_plots",
+    "publish": "galu publish --scale paper-cpu",
+    "resume": "galu resume --scale paper-cpu --in-progress",
+    "equivalence": "galu equivalence --base HEAD~1 --scale tiny",
+    "readme": "galu readme --update",
+}
+EXIT_STATUS = textwrap.fill(
+    "exit status: 0 done; 1 a finding (an audit problem, a plan that will not fit this"
+    " machine, a stale README); 2 a usage or configuration error, named with its fix",
+    width=79,
+)
+
+
+def _examples(commands: Sequence[str]) -> str:
+    return "examples:\n" + "\n".join(f"  {EXAMPLES[c]}" for c in commands)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="galu", description=plain_text(__doc__ or ""))
+    parser = argparse.ArgumentParser(
+        prog="galu",
+        description=plain_text(__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"galu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     audit = sub.add_parser("audit", help="check every output against its provenance sidecar")
@@ -626,6 +658,10 @@ def build_parser() -> argparse.ArgumentParser:
         " --configfile files), e.g. galu run --cores 2",
         add_help=False,
     )
+    for name, command in sub.choices.items():
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.epilog = f"example:\n  {EXAMPLES[name]}\n\n{EXIT_STATUS}"
+    parser.epilog = f"{_examples(list(sub.choices))}\n\n{EXIT_STATUS}"
     return parser
 
 
