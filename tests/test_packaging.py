@@ -38,3 +38,18 @@ def test_ci_runs_the_readme_test_command():
     ci = (REPO / ".ci/run").read_text()
     command = re.search(r"<!-- test-command -->\n```sh\n(.+?)\n```", readme, re.S).group(1)
     assert command.strip() in ci
+
+
+def test_readme_first_screen_has_the_two_commands_and_what_you_get():
+    """A reader sees, without scrolling: the two commands, what the run leaves behind with the
+    current verdict, and the resources it takes."""
+    readme = (REPO / "README.md").read_text()
+    first = "\n".join(readme.splitlines()[:40])
+    assert "<!-- reproduce-command -->\n```sh\nmake reproduce\n```" in first
+    assert "<!-- test-command -->\n```sh\nmake test\n```" in first
+    assert "**What you get**" in first and "results/claims.html" in first
+    assert "**Resources**" in first and "GB" in first
+    # The counts it quotes are those of the generated verdict section further down.
+    counts = re.search(r"Claims checked at the \*\*quick\*\* scale: ([^.]+)\.", readme).group(1)
+    assert f"now {counts} at the quick scale" in first.replace("\n", " ")
+    assert "| Version |" not in first  # measurement history lives in benchmarks/README.md
