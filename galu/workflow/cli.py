@@ -1,4 +1,5 @@
-"""The ``galu`` command: ``audit`` outputs against their provenance, check the ``readme``."""
+"""The ``galu`` command: ``audit`` outputs against their provenance, check the ``readme``,
+``compare`` two runs' claims."""
 
 from __future__ import annotations
 
@@ -469,6 +470,21 @@ def _plan(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    """Exit 1 when a claim's verdict differs between the runs (or only one run has the
+    claim): the difference is the finding, as for ``galu readme``; 0 when every verdict
+    agrees."""
+    from galu.workflow.compare import CompareError, compare, lines, read_run
+
+    try:
+        a, b = read_run(args.a), read_run(args.b)
+    except CompareError as error:
+        raise UsageError(str(error)) from None
+    rows = compare(a, b)
+    print("\n".join(lines(a, b, rows)))
+    return 1 if any(row.flag for row in rows) else 0
+
+
 def plain_text(doc: str) -> str:
     """A docstring as ``--help`` shows it: reStructuredText literals and roles (double
     backquotes, ``:func:``) become plain words."""
@@ -513,6 +529,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also fail when outputs were made on another commit or from a modified tree",
     )
     audit.set_defaults(func=_audit)
+    compare = sub.add_parser(
+        "compare",
+        help="two runs' claims side by side (measured value and verdict), flagging the verdicts"
+        " that differ; exit 1 when one does",
+        description="Two runs' claims side by side. A run is a results folder (results,"
+        " results/<scale>, published/<scale>/results), its claims.csv, or REV:FOLDER for that"
+        " folder at commit REV (e.g. HEAD~1:published/paper-cpu/results). Exit 0 when every"
+        " verdict agrees, 1 when a verdict differs or only one run has a claim, 2 when a run"
+        " cannot be read.",
+    )
+    compare.add_argument("a", metavar="A", help="the first run, e.g. results")
+    compare.add_argument("b", metavar="B", help="the second run, e.g. published/paper-cpu/results")
+    compare.set_defaults(func=_compare)
     data = sub.add_parser("data", help="fetch (and prepare) datasets outside the workflow")
     data.add_argument(
         "action", choices=("fetch", "prepare"), help="fetch raw files, or also convert"
