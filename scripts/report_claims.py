@@ -54,9 +54,12 @@ write_text(snakemake.output.landing, landing)
 page_dir = Path(snakemake.output.html).parent
 links = {figure: os.path.relpath(root / figure, page_dir) for figure in figures}
 write_text(snakemake.output.html, landing_html(landing, links))
-write_text(
-    snakemake.output.summary, json.dumps(verdict_metrics(table), indent=1, allow_nan=False) + "\n"
-)
+metrics = verdict_metrics(table)
+write_text(snakemake.output.summary, json.dumps(metrics, indent=1, allow_nan=False) + "\n")
+# What `dvc metrics show` prints, one column per key: the counts alone keep its lines short
+# (each claim's value: `dvc metrics show results/claims_summary.json`, or `galu compare`).
+counts = {key: value for key, value in metrics.items() if key != "measured"}
+write_text(snakemake.output.counts, json.dumps(counts, indent=1, allow_nan=False) + "\n")
 for (figure, template), caption in zip(figures.items(), snakemake.output.captions, strict=True):
     # The verdict first, so a reader sees it without scrolling past the parameters; then the
     # template, then what the data show (computed from the figure's CSVs).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -152,6 +153,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (-LONGEST_UNITS.get(unit, 0), first_seen[unit])
 
     items.sort(key=order)
+
+
+def strict_json(text: str) -> object:
+    """``text`` parsed as strict JSON: NaN, Infinity and -Infinity are refused."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture

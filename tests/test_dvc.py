@@ -12,12 +12,13 @@ import pytest
 
 from galu.workflow.config import load_yaml
 
-from conftest import REPO, copy_of_run, run, tool
+from conftest import REPO, copy_of_run, run, strict_json, tool
 
 pytestmark = pytest.mark.slow
 
 
 FOLDERS = ("results", "figures")
+COUNTS, SUMMARY = "results/claims_counts.json", "results/claims_summary.json"
 
 
 def digests(root: Path, folders=FOLDERS) -> dict[str, bytes]:
@@ -60,9 +61,17 @@ def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(fini
     assert "up to date" in run([dvc, "status"], finished_run).stdout
     metrics = run([dvc, "metrics", "show", "--json"], finished_run).stdout
     claims = pd.read_csv(finished_run / "results/claims.csv")
-    shown = find_metrics(json.loads(metrics), "measured")
+    shown = find_metrics(json.loads(metrics), "fail")
     assert shown["fail"] == int((claims["verdict"] == "fail").sum()) and shown["pass"] > 0
+    # One column per key: the counts keep the table's lines short; each claim's value is
+    # one command away, and every metrics file is strict JSON.
+    table = run([dvc, "metrics", "show"], finished_run).stdout
+    assert max(len(line) for line in table.splitlines()) < 300, table
+    summary = [dvc, "metrics", "show", "--json", SUMMARY]
+    shown = find_metrics(json.loads(run(summary, finished_run).stdout), "measured")
     assert set(shown["measured"]) == set(claims["claim_id"])
+    for path in [*load_yaml(REPO / "dvc.yaml")["metrics"], SUMMARY]:
+        assert isinstance(strict_json((finished_run / path).read_text()), dict), path
     page = run([tool("galu"), "plots"], finished_run)
     html = (finished_run / "dvc_plots/index.html").read_text()
     assert "cdn.jsdelivr" not in html and "<script src=" not in html  # nothing to download
@@ -87,6 +96,28 @@ def test_repro_after_snakemake_recomputes_nothing_and_push_pull_round_trips(fini
     plan = run([snakemake, "-n", "--cores", "1"], finished_run)
     assert "Nothing to be done" in plan.stdout + plan.stderr
     assert digests(finished_run) == made
+
+    # dvc metrics diff between commits (README, DVC): with dvc.lock committed, DVC reads each
+    # commit's metrics from its cache. Another run, here a hand-made one, is recorded:
+    git = {f"GIT_{w}_{x}": "t" for w in ("AUTHOR", "COMMITTER") for x in ("NAME", "EMAIL")}
+    run(["git", "add", "dvc.lock"], finished_run)
+    run(["git", "commit", "-qm", "run"], finished_run, env=git)
+    counts = json.loads((finished_run / COUNTS).read_text())
+    (finished_run / COUNTS).write_text(json.dumps({**counts, "fail": counts["fail"] + 1}))
+    values = json.loads((finished_run / SUMMARY).read_text())
+    eta_c = values["measured"]["scm_perceptron_eta_c"]
+    values["measured"]["scm_perceptron_eta_c"] = eta_c + 1
+    (finished_run / SUMMARY).write_text(json.dumps(values))
+    run([dvc, "commit", "-f", "report"], finished_run)
+    run(["git", "commit", "-qam", "another run"], finished_run, env=git)
+    diff = run([dvc, "metrics", "diff", "HEAD~1", "HEAD"], finished_run).stdout
+    assert [line.split() for line in diff.splitlines()][1:] == [
+        [COUNTS, "fail", str(counts["fail"]), str(counts["fail"] + 1), "1"]
+    ]
+    diff = run([dvc, "metrics", "diff", "HEAD~1", "--targets", SUMMARY], finished_run).stdout
+    (row,) = [line.split() for line in diff.splitlines()][1:]
+    assert row[:2] == [SUMMARY, "measured.scm_perceptron_eta_c"]
+    assert [float(x) for x in row[2:]] == [eta_c, eta_c + 1, 1.0]
 
 
 # Rules named for another stage than their prefix; `all` belongs to none.

@@ -61,6 +61,40 @@ def test_outputs_follow_the_contracts_with_sidecars(finished_run):
     assert not claims.loc[claims["verdict"] == "not_run", "reason"].isna().any()
 
 
+def test_compare_puts_the_run_beside_the_paper_cpu_publication(finished_run):
+    """`galu compare results published/paper-cpu/results` in a fresh clone after the run:
+    every claim of either table once, each side's verdict, a flag where they differ."""
+    done = run(
+        [tool("galu"), "compare", "results", "published/paper-cpu/results"],
+        finished_run,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "A: results (quick scale)",
+        "B: published/paper-cpu/results (paper-cpu scale)",
+        "",
+    ]
+    header, rows, summary = lines[3], lines[4:-2], lines[-1]
+    start = [header.index(h) for h in ("A verdict", "B measured", "B verdict")]
+    a, b = (
+        pd.read_csv(finished_run / f"{folder}/claims.csv").set_index("claim_id")["verdict"]
+        for folder in ("results", "published/paper-cpu/results")
+    )
+    ids = [*a.index, *(c for c in b.index if c not in a.index)]
+    assert [row.split()[0] for row in rows] == ids
+    for claim, row in zip(ids, rows, strict=True):
+        verdicts = (a.get(claim, ""), b.get(claim, ""))
+        flag = "DIFFERS" if verdicts[0] != verdicts[1] and all(verdicts) else ""
+        flag = "only in B" if not verdicts[0] else "only in A" if not verdicts[1] else flag
+        shown = (row[start[0] : start[1]].strip(), row[start[2] :].removesuffix(flag).strip())
+        assert shown == verdicts and row.endswith(flag), row
+    both = a.index.intersection(b.index)
+    differ = int((a[both] != b[both]).sum())
+    assert summary.startswith(f"galu compare: {len(ids)} claims, {differ} verdict")
+    assert done.returncode == (1 if differ or len(ids) > len(both) else 0)
+
+
 def test_rerun_plans_nothing_and_the_readme_check_names_a_stale_section(finished_run):
     snakemake = tool("snakemake")
     again = run([snakemake, "-n", "--cores", "2"], finished_run)

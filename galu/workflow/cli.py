@@ -1,6 +1,6 @@
 """The ``galu`` command: run and plan the workflow, audit its outputs against their provenance,
-publish and resume paper-scale runs, and keep dvc.yaml and the README in step with the code.
-``galu <command> --help`` describes each command."""
+compare two runs' claims, publish and resume paper-scale runs, and keep dvc.yaml and the
+README in step with the code. ``galu <command> --help`` describes each command."""
 
 from __future__ import annotations
 
@@ -472,6 +472,21 @@ def _plan(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    """Exit 1 when a claim's verdict differs between the runs (or only one run has the
+    claim): the difference is the finding, as for ``galu readme``; 0 when every verdict
+    agrees."""
+    from galu.workflow.compare import CompareError, compare, lines, read_run
+
+    try:
+        a, b = read_run(args.a), read_run(args.b)
+    except CompareError as error:
+        raise UsageError(str(error)) from None
+    rows = compare(a, b)
+    print("\n".join(lines(a, b, rows)))
+    return 1 if any(row.flag for row in rows) else 0
+
+
 def plain_text(doc: str) -> str:
     """A docstring as ``--help`` shows it: reStructuredText literals and roles (double
     backquotes, ``:func:``) become plain words."""
@@ -499,6 +514,7 @@ EXAMPLES = {
     "run": "galu run --cores 2 --configfile config/paper.yaml",
     "plan": "galu plan --configfile config/paper.yaml --gpus 1 --mem-gb 80",
     "audit": "galu audit --explain figures/normalization/max_depth.png",
+    "compare": "galu compare results published/paper-cpu/results",
     "data": "galu data prepare mnist fashion_mnist",
     "dvc": "galu dvc --update",
     "plots": "galu plots --output dvc_plots",
@@ -509,7 +525,7 @@ EXAMPLES = {
 }
 EXIT_STATUS = textwrap.fill(
     "exit status: 0 done; 1 a finding (an audit problem, a plan that will not fit this"
-    " machine, a stale README); 2 a usage or configuration error, named with its fix",
+    " machine, runs whose verdicts differ, a stale README); 2 a usage or configuration error, named with its fix",
     width=79,
 )
 
@@ -545,6 +561,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also fail when outputs were made on another commit or from a modified tree",
     )
     audit.set_defaults(func=_audit)
+    compare = sub.add_parser(
+        "compare",
+        help="two runs' claims side by side (measured value and verdict), flagging the verdicts"
+        " that differ; exit 1 when one does",
+        description="Two runs' claims side by side. A run is a results folder (results,"
+        " results/<scale>, published/<scale>/results), its claims.csv, or REV:FOLDER for that"
+        " folder at commit REV (e.g. HEAD~1:published/paper-cpu/results). Exit 0 when every"
+        " verdict agrees, 1 when a verdict differs or only one run has a claim, 2 when a run"
+        " cannot be read.",
+    )
+    compare.add_argument("a", metavar="A", help="the first run, e.g. results")
+    compare.add_argument("b", metavar="B", help="the second run, e.g. published/paper-cpu/results")
+    compare.set_defaults(func=_compare)
     data = sub.add_parser("data", help="fetch (and prepare) datasets outside the workflow")
     data.add_argument(
         "action", choices=("fetch", "prepare"), help="fetch raw files, or also convert"

@@ -203,8 +203,9 @@ def landing_html(rst: str, links: Mapping[str, str] = {}) -> str:
 
 
 def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
-    """``results/claims_summary.json``, what ``dvc metrics show`` prints: the verdict counts
-    and each claim's measured value at the precision the tables show (``"not_run"`` when
+    """``results/claims_summary.json`` (``dvc metrics diff --targets`` reads it; ``dvc metrics
+    show`` prints its counts alone, ``results/claims_counts.json``): the verdict counts and each
+    claim's measured value at the precision the tables show (``"not_run"`` when
     not run; an infinite value as its text, ``"inf"``, since strict JSON has no Infinity), so
     ``dvc metrics diff`` compares runs at digits that reproduce."""
     measured = {}

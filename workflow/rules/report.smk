@@ -28,7 +28,8 @@ rule claims:
         observed=[out(s) for s in observation_sources(list(REPORT_FIGURES))],
     output:
         # The report's landing page (the Snakefile's `report:`), and the same as HTML; the
-        # summary for `dvc metrics show`: the verdict counts and each claim's measured value.
+        # summary: the verdict counts and each claim's measured value; the counts alone, for
+        # `dvc metrics show` (dvc.yaml's metrics).
         **with_sidecars(
             csv=out("results/claims.csv"),
             md=out("results/claims.md"),
@@ -39,6 +40,7 @@ rule claims:
                 category="Verdict",
             ),
             summary=out("results/claims_summary.json"),
+            counts=out("results/claims_counts.json"),
         ),
         captions=REPORT_CAPTIONS,
         caption_metas=[meta(c) for c in REPORT_CAPTIONS],

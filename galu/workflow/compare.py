@@ -1,0 +1,171 @@
+"""Two runs' claims side by side (``galu compare A B``): per claim, each run's measured value
+and verdict, and a flag where the verdicts differ.
+
+A run is named by the folder of its ``claims.csv``: a quick run's ``results``, another
+scale's ``results/<scale>``, a publication's ``published/<scale>/results`` (or the
+publication folder itself), a ``claims.csv`` file, or ``REV:FOLDER`` for that folder as
+commit ``REV`` holds it (``git show``; e.g. ``HEAD~3:published/paper-cpu/results``), so
+that two commits' publications compare without a checkout of either.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from galu.workflow.claims_text import measured_text
+
+CLAIMS = "claims.csv"
+# Where a run's claims table lies under the folder named: the folder itself (a results
+# folder), or its results/ (a publication folder, published/<scale>).
+PLACES = (CLAIMS, f"results/{CLAIMS}")
+COLUMNS = ("claim_id", "measured", "verdict")
+HOW = (
+    "name a run's results folder (results, results/<scale>, published/<scale>/results), its"
+    " claims.csv, or REV:FOLDER for a commit's (e.g. HEAD~1:published/paper-cpu/results)"
+)
+
+
+class CompareError(Exception):
+    """A run that cannot be read: the message names it and how to name a run."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One side of the comparison: what the user named, its scale and its claims table."""
+
+    name: str
+    scale: str
+    table: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Row:
+    """One claim of the comparison; ``None`` for the side that lacks the claim."""
+
+    claim_id: str
+    a: tuple[str, str] | None  # (measured, verdict)
+    b: tuple[str, str] | None
+
+    @property
+    def flag(self) -> str:
+        if self.a is None:
+            return "only in B"
+        if self.b is None:
+            return "only in A"
+        return "DIFFERS" if self.a[1] != self.b[1] else ""
+
+
+def _git_text(spec: str) -> str:
+    """``claims.csv`` under ``REV:FOLDER`` as commit REV holds it (the folder, or its
+    ``results/``; a path to the file itself works too)."""
+    rev, _, folder = spec.partition(":")
+    folder = folder.rstrip("/")
+    places = [folder] if folder.endswith(".csv") else [f"{folder}/{p}" for p in PLACES]
+    error = ""
+    for place in places:
+        shown = subprocess.run(
+            ["git", "show", f"{rev}:{place.removeprefix('/')}"], capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            return shown.stdout
+        error = shown.stderr.strip().splitlines()[-1] if shown.stderr.strip() else ""
+    raise CompareError(
+        f"{spec}: commit {rev} holds no {' nor '.join(places)} (git: {error}); {HOW}"
+    )
+
+
+def _file_text(spec: str) -> str:
+    """The claims table of the run in folder (or file) ``spec``."""
+    path = Path(spec)
+    if path.is_file():
+        return path.read_text()
+    if not path.is_dir():
+        raise CompareError(f"no folder {spec}; {HOW}")
+    for place in PLACES:
+        if (path / place).is_file():
+            return (path / place).read_text()
+    raise CompareError(
+        f"{spec} has no {CLAIMS}: run the workflow first (make reproduce, or snakemake"
+        f" --cores 2) to check the claims, or {HOW}"
+    )
+
+
+def read_run(spec: str) -> Run:
+    """The run named by ``spec`` (module docstring): a folder or file, else ``REV:FOLDER``."""
+    local = Path(spec).exists() or ":" not in spec
+    text = _file_text(spec) if local else _git_text(spec)
+    try:
+        table = pd.read_csv(io.StringIO(text))
+    except (ValueError, pd.errors.ParserError) as error:
+        raise CompareError(f"{spec}: {CLAIMS} is not a table ({error}); {HOW}") from None
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise CompareError(
+            f"{spec}: {CLAIMS} lacks the column(s) {', '.join(missing)}: not a claims table"
+            f" (galu's results/{CLAIMS}); {HOW}"
+        )
+    scale = str(table["scale"].iloc[0]) if "scale" in table.columns and len(table) else "?"
+    return Run(spec, scale, table)
+
+
+def value_text(row: pd.Series) -> str:
+    """A claim's measured value as the claims table shows it (``0.012``, ``< 1e-4``, ``–``
+    not run); a table without the ``precision`` column (older runs): three digits."""
+    measured, precision = float(row["measured"]), float(row.get("precision", math.nan))
+    if not math.isnan(measured) and math.isnan(precision):
+        return f"{measured:.3g}"
+    return measured_text(row).split(" (")[0]
+
+
+def _sides(run: Run) -> dict[str, tuple[str, str]]:
+    return {str(r["claim_id"]): (value_text(r), str(r["verdict"])) for _, r in run.table.iterrows()}
+
+
+def compare(a: Run, b: Run) -> list[Row]:
+    """One row per claim of either run: A's claims in A's order, then those only B has."""
+    sides_a, sides_b = _sides(a), _sides(b)
+    ids = list(sides_a) + [c for c in sides_b if c not in sides_a]
+    return [Row(c, sides_a.get(c), sides_b.get(c)) for c in ids]
+
+
+def summary(rows: Sequence[Row]) -> str:
+    """``47 claims, 10 verdicts differ (0 pass against fail, 1 only in A)``: the differing
+    verdicts that are disagreements (one run's ``pass``, the other's ``fail``; the rest are a
+    claim one run did not judge, ``not_run`` or ``indicative``), and the claims one run lacks."""
+    differ = [r for r in rows if r.flag == "DIFFERS"]
+    judged = sum({r.a[1], r.b[1]} == {"pass", "fail"} for r in differ if r.a and r.b)
+    notes = [f"{judged} pass against fail"] if differ else []
+    notes += [
+        f"{n} only in {side}"
+        for side in ("A", "B")
+        if (n := sum(r.flag == f"only in {side}" for r in rows))
+    ]
+    text = f"{len(rows)} claims, {len(differ)} verdict{'' if len(differ) == 1 else 's'} differ"
+    return text + (f" ({', '.join(notes)})" if notes else "")
+
+
+def lines(a: Run, b: Run, rows: Sequence[Row]) -> list[str]:
+    """The comparison as aligned text: which run is A and B, a header, one line per claim,
+    the summary."""
+    header = ("claim", "A measured", "A verdict", "B measured", "B verdict", "")
+    cells = [(r.claim_id, *(r.a or ("", "")), *(r.b or ("", "")), r.flag) for r in rows]
+    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
+    text = [
+        "  ".join(cell.ljust(width) for cell, width in zip(c, widths, strict=True)).rstrip()
+        for c in [header, *cells]
+    ]
+    return [
+        f"A: {a.name} ({a.scale} scale)",
+        f"B: {b.name} ({b.scale} scale)",
+        "",
+        *text,
+        "",
+        f"galu compare: {summary(rows)}.",
+    ]
