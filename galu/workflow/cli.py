@@ -525,7 +525,8 @@ EXAMPLES = {
 }
 EXIT_STATUS = textwrap.fill(
     "exit status: 0 done; 1 a finding (an audit problem, a plan that will not fit this"
-    " machine, runs whose verdicts differ, a stale README); 2 a usage or configuration error, named with its fix",
+    " machine, runs whose verdicts differ, a stale README); 2 a usage or configuration"
+    " error, named with its fix",
     width=79,
 )
 
