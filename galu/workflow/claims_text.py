@@ -101,9 +101,9 @@ def markdown_table(table: pd.DataFrame) -> str:
         )
     lines += [
         "",
-        "| claim | paper | statement | measured quantity | expected | measured | tolerance"
-        " | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | paper | statement | measured quantity | paper says | expected | measured"
+        " | tolerance | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
@@ -111,6 +111,7 @@ def markdown_table(table: pd.DataFrame) -> str:
             r.paper,
             _cell(r.statement),
             _cell(quantity_text(r)),
+            _cell(paper_says_text(r)),
             expected_text(r.compare, r.expected),
             _cell(measured_text(r)),
             tolerance_text(r.tolerance),
@@ -154,6 +155,13 @@ def quantity_text(row: Any) -> str:
     named it)."""
     quantity = getattr(row, "quantity", "")
     return quantity if isinstance(quantity, str) and quantity else "–"
+
+
+def paper_says_text(row: Any) -> str:
+    """The claim's quantity as the paper or its authors' published results give it (its
+    ``paper_says``), or ``–`` where they give no number (a CSV read back has NaN for none)."""
+    says = getattr(row, "paper_says", "")
+    return says if isinstance(says, str) and says else "–"
 
 
 def _finding(text: str) -> str:
