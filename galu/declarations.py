@@ -99,7 +99,10 @@ class Figure:
     (name -> :class:`Table`; the drawing function gets them under these names) with the
     parameters ``draw``. Saved as ``figures/<stage>/<file>.png`` and ``.pdf``, captioned in
     the report by ``workflow/report/<caption>`` under ``subcategory``. ``seeds``: the seeds it
-    shows where its tables hold seed means only (else the tables' own seeds)."""
+    shows where its tables hold seed means only (else the tables' own seeds).
+    ``references``: name -> a committed table of numbers published elsewhere (the paper's
+    authors', ``workflow/reference/``, provenance beside it), read like ``tables`` and drawn
+    beside ours; an input of the plot rule, so its sidecars record the file's sha256."""
 
     name: str
     file: str
@@ -108,6 +111,7 @@ class Figure:
     tables: Mapping[str, Table]
     draw: Mapping[str, Any] = field(default_factory=dict)
     seeds: Sequence[int] | None = None
+    references: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

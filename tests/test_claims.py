@@ -163,8 +163,8 @@ def test_markdown_escapes_pipes_and_counts_verdicts(tree):
     text = markdown_table(table)
     assert "1 pass, 0 fail, 0 not_run" in text
     assert "\\|x\\| is fine" in text
-    assert "| measured quantity | expected | measured | tolerance | verdict |" in text
-    assert "| mean \\|y\\| | 0.4 |" in text
+    assert "| measured quantity | paper says | expected | measured | tolerance | verdict |" in text
+    assert "| mean \\|y\\| | – | 0.4 |" in text
     assert "explains each failure" not in text and "Not run" not in text
     skipped = markdown_table(evaluate([claim(source="results/none.csv")], tree, "quick"))
     assert skipped.endswith(

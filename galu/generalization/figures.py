@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 # plt imported from there: it selects the Agg backend first
 from galu.plotting import plt, scaled_title, use_style
+from galu.reference import AUTHORS_IMAGE_DEPTH, AUTHORS_LABEL, authors_test_selected
 
 Tables = Mapping[str, pd.DataFrame]
 
@@ -39,6 +40,8 @@ LABELS = {
     "linear": "linear baseline",
     "galu_exact": "GaLU, exact least squares",
 }
+# The authors' names of the models they trained on the images.
+AUTHORS_MODELS = {"relu": "ReLU", "galu0": "GaLU0", "linear": "linear network"}
 # On the image figures the step-gated GaLU is an ablation: the theory's model, not the one
 # the paper's MNIST experiment trains.
 IMAGE_LABELS = {**LABELS, "galu": "GaLU, step gates on h (ablation: theory's model)"}
@@ -84,6 +87,25 @@ def _models(rows: pd.DataFrame, order: Sequence[str] = tuple(COLOURS)) -> list[s
     return [m for m in order if m in present]
 
 
+def _authors_images(ax: Axes, best: pd.DataFrame) -> None:
+    """The authors' test-selected test errors: hollow markers on a thin dash-dot line in
+    each model's colour (their linear network too: two linear hidden layers, one point per
+    width), labelled as theirs."""
+    for model in _models(best):
+        one = best[best["model"] == model]
+        ax.plot(
+            one["width"],
+            one["test_error"],
+            ls="-.",
+            lw=0.8,
+            marker="D",
+            mfc="none",
+            ms=7,
+            color=COLOURS.get(model),
+            label=f"{AUTHORS_LABEL}: {AUTHORS_MODELS.get(model, model)}, test-selected",
+        )
+
+
 def draw_images(tables: Tables, *, scale: str, dataset: str, depth: int) -> Figure:
     """Test error against width on an image dataset (table ``dataset``, networks of ``depth``
     hidden layers), validation-selected (solid; dashed for the ablations) and test-selected
@@ -91,7 +113,10 @@ def draw_images(tables: Tables, *, scale: str, dataset: str, depth: int) -> Figu
 
     The legend says which curve is the paper's model (GaLU0, ReLU) and which are our
     ablations (step gates, sigmoid gates on the previous layer). The linear baseline
-    (``width`` 0) is a horizontal line with a one-std band.
+    (``width`` 0) is a horizontal line with a one-std band. With the reference table
+    ``authors`` and the authors' depth (2 hidden layers), their published test errors
+    (:func:`galu.reference.authors_test_selected`: picked on the test set, like our dotted
+    curves) are drawn as hollow diamonds.
     """
     rows = tables[dataset]
     use_style()
@@ -108,6 +133,8 @@ def draw_images(tables: Tables, *, scale: str, dataset: str, depth: int) -> Figu
         _curve(ax, one, "width", "test_error", model, label=IMAGE_LABELS[model], **style)
         _curve(ax, one, "width", "test_error_test_selected", model, ls=":", marker=".", label=None)
     ax.plot([], [], "k:", label="dotted: hyper-parameters picked on the test set")
+    if "authors" in tables and depth == AUTHORS_IMAGE_DEPTH:
+        _authors_images(ax, authors_test_selected(tables["authors"], dataset))
     ax.set(
         xlabel="hidden-layer width k",
         ylabel="test error (validation-selected)",

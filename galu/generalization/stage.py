@@ -8,6 +8,7 @@ from galu.declarations import Config, Figure, Job, Stage, Table, runtime_setting
 from galu.generalization import checks
 from galu.generalization.accuracy import IMAGE_DATASETS
 from galu.generalization.costs import COSTS
+from galu.reference import AUTHORS_IMAGES
 
 RUN_TABLE = "results/generalization/runs/{name}.csv"
 IMAGE_COMPUTED_BY = (
@@ -37,7 +38,13 @@ def figures(config: Config) -> list[Figure]:
         made_by = IMAGE_COMPUTED_BY if image else SYNTHETIC_COMPUTED_BY
         draw = {"dataset": name, "depth": gen["images"]["depth"]} if image else {}
         table = Table(RUN_TABLE.format(name=name), made_by)
-        found.append(Figure(name, name, caption, subcategory, {name: table}, draw=draw))
+        # the authors' published test errors, drawn beside ours
+        references = {"authors": AUTHORS_IMAGES} if image else {}
+        found.append(
+            Figure(
+                name, name, caption, subcategory, {name: table}, draw=draw, references=references
+            )
+        )
     return found
 
 

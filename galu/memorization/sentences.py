@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from galu.reference import AUTHORS_MIN_WIDTH, authors_min_width
 from galu.sentences import Describe, join, number, trend
 
 
@@ -77,10 +78,65 @@ def min_width(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
+def _ratios(found: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per out_dim: GaLU's minimal width over ReLU's, and the mean over the two models of
+    the minimal width over the counting line ``m out_dim / (d + out_dim)``."""
+    widths = found.pivot_table(index="out_dim", columns="model", values="min_width")
+    counting = found["m"] * found["out_dim"] / (found["d"] + found["out_dim"])
+    share = (found["min_width"] / counting).groupby(found["out_dim"]).mean()
+    both = {"galu", "relu"} <= set(widths.columns)
+    ratio = (widths["galu"] / widths["relu"]).dropna() if both else pd.Series(dtype=float)
+    return ratio, share
+
+
+def _span(values: pd.Series) -> str:
+    return f"{number(values.min())} to {number(values.max())}" if len(values) else "–"
+
+
+def min_width_against_authors(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The authors' published minimal widths beside ours: their settings, their widths, and
+    two ratios that do not depend on m and d (GaLU over ReLU, width over the counting line)."""
+    rows = tables["results/memorization/min_width.csv"]
+    ours = rows[(rows["criterion"] == "mse") & rows["found"].astype(bool)]
+    ours = ours[ours["model"].isin(["relu", "galu"])]
+    threshold = float(ours["mse_threshold"].iloc[0]) if len(ours) else 0.3
+    theirs = authors_min_width(tables[AUTHORS_MIN_WIDTH], threshold)
+    if not len(theirs) or not len(ours):
+        return []
+    ours = ours.groupby(["model", "m", "d", "out_dim"], as_index=False)["min_width"].mean()
+    settings = ", ".join(f"m = {m}, d = {d}" for m, d in theirs.groupby(["m", "d"]).groups)
+    widths = join(
+        [
+            f"{model} {', '.join(str(w) for w in one.sort_values('out_dim')['min_width'])}"
+            for model, one in theirs.groupby("model", sort=True)
+        ]
+    )
+    dims = ", ".join(str(d) for d in sorted(theirs["out_dim"].unique()))
+    same = ours[["m", "d"]].drop_duplicates().merge(theirs[["m", "d"]].drop_duplicates())
+    where = "on our axes" if len(same) else "in a panel of their own, since our m and d differ"
+    their_ratio, their_share = _ratios(theirs)
+    our_ratio, our_share = _ratios(ours)
+    return [
+        f"The authors' published minimal widths ({settings}, MSE below {threshold:g}; drawn"
+        f" {where}) at out_dim {dims}: {widths}.",
+        f"GaLU's minimal width over ReLU's: theirs {_span(their_ratio)}, ours"
+        f" {_span(our_ratio)}; minimal width over the counting line m out_dim / (d + out_dim):"
+        f" theirs {_span(their_share)}, ours {_span(our_share)}.",
+    ]
+
+
+def min_width_with_authors(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """:func:`min_width`, then :func:`min_width_against_authors`."""
+    return min_width(tables) + min_width_against_authors(tables)
+
+
 # figure -> (the CSVs it is drawn from, the function that describes them)
 SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
     "figures/memorization/zero_error.png": (("results/memorization/min_width.csv",), zero_error),
-    "figures/memorization/min_width.png": (("results/memorization/min_width.csv",), min_width),
+    "figures/memorization/min_width.png": (
+        ("results/memorization/min_width.csv", AUTHORS_MIN_WIDTH),
+        min_width_with_authors,
+    ),
     "figures/memorization/underparam.png": (
         ("results/memorization/underparam.csv",),
         underparam,

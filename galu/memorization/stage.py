@@ -7,6 +7,7 @@ from __future__ import annotations
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
 from galu.memorization import checks
 from galu.memorization.costs import COSTS
+from galu.reference import AUTHORS_MIN_WIDTH
 
 # A criterion's stacked search table (workflow/rules/memorization.smk), and what computed it.
 SEARCH_TABLE = "results/memorization/runs/min_width_{criterion}.csv"
@@ -14,6 +15,10 @@ SEARCH_COMPUTED_BY = (
     "galu.memorization.experiments.min_width_table",
     "galu.memorization.search_parts.stack_parts",
 )
+
+
+# The authors' published minimal-width searches, drawn beside ours in the min_width figure.
+REFERENCES = {"min_width": {"authors": AUTHORS_MIN_WIDTH}}
 
 
 def _search(criterion: str) -> dict[str, Table]:
@@ -25,8 +30,8 @@ def _search(criterion: str) -> dict[str, Table]:
 
 
 def figures(config: Config) -> list[Figure]:
-    """Fig. 1 (the under-parameterized loss), Fig. 2 (minimal width, mse) and Fig. 3
-    (minimal width, zero training error)."""
+    """Fig. 1 (the under-parameterized loss), Fig. 2 (minimal width, mse; with the authors'
+    published searches) and Fig. 3 (minimal width, zero training error)."""
     tables = {
         "underparam": {
             "underparam": Table(
@@ -44,6 +49,7 @@ def figures(config: Config) -> list[Figure]:
             caption=f"memorization_{name}.rst",
             subcategory=name.replace("_", " "),
             tables=read,
+            references=REFERENCES.get(name, {}),
         )
         for name, read in tables.items()
     ]

@@ -18,6 +18,10 @@ is declarative:
 - ``quantity``: what the measured number is, in words (e.g. "deepest tested depth at which
   ReLU trains (0: none does)"), carried to every verdict table beside expected, measured and
   tolerance;
+- ``paper_says`` (optional): the same quantity as the paper or its authors' published results
+  give it, a short value with its source and settings (e.g. "0.0074 (authors' results,
+  workflow/reference/galu_authors_images.csv; 100,000 steps)"), carried to the verdict
+  tables' "paper says" column beside what we measure; empty where they give no number;
 - ``compare``: ``within`` (``|measured - expected| <= tolerance``),
   ``at_most`` (``measured <= expected + tolerance``) or ``at_least``
   (``measured >= expected - tolerance``);
@@ -119,6 +123,7 @@ class Claim:
     section: str = ""
     robustness: Robustness | None = None
     quantity: str = ""
+    paper_says: str = ""
 
     def __post_init__(self) -> None:
         bad = {
@@ -248,6 +253,7 @@ def _claim(entry: Mapping[str, Any], scale: str) -> Claim:
         section=" ".join(str(entry.get("section", "")).split()),
         robustness=_robustness(entry.get("robustness"), entry["id"]),
         quantity=" ".join(str(entry.get("quantity", "")).split()),
+        paper_says=" ".join(str(entry.get("paper_says", "")).split()),
     )
 
 
@@ -437,6 +443,7 @@ def evaluate(
             "section": claim.section,
             "robustness": "",
             "quantity": claim.quantity,
+            "paper_says": claim.paper_says,
         }
         path = root / claim.source
         if checked not in claim.scales:

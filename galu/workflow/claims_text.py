@@ -101,9 +101,9 @@ def markdown_table(table: pd.DataFrame) -> str:
         )
     lines += [
         "",
-        "| claim | paper | statement | measured quantity | expected | measured | tolerance"
-        " | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | paper | statement | measured quantity | paper says | expected | measured"
+        " | tolerance | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
@@ -111,6 +111,7 @@ def markdown_table(table: pd.DataFrame) -> str:
             r.paper,
             _cell(r.statement),
             _cell(quantity_text(r)),
+            _cell(paper_says_text(r)),
             expected_text(r.compare, r.expected),
             _cell(measured_text(r)),
             tolerance_text(r.tolerance),
@@ -152,8 +153,17 @@ def indicative_groups(table: pd.DataFrame) -> dict[str, list[str]]:
 def quantity_text(row: Any) -> str:
     """What a claim's measured number is, in words (empty for a table made before claims
     named it)."""
-    quantity = getattr(row, "quantity", "")
-    return quantity if isinstance(quantity, str) and quantity else "–"
+    return _text_or_dash(getattr(row, "quantity", ""))
+
+
+def paper_says_text(row: Any) -> str:
+    """The claim's quantity as the paper or its authors' published results give it (its
+    ``paper_says``), or ``–`` where they give no number (a CSV read back has NaN for none)."""
+    return _text_or_dash(getattr(row, "paper_says", ""))
+
+
+def _text_or_dash(value: object) -> str:
+    return value if isinstance(value, str) and value else "–"
 
 
 def finding_text(text: object) -> str:

@@ -43,8 +43,22 @@ def observations(figure: str, root: str | Path | OutputRoot = ".") -> list[str]:
     if figure not in OBSERVATIONS:
         return []
     sources, describe = OBSERVATIONS[figure]
-    tables = {s: pd.read_csv(output_root(root) / s) for s in sources}
+    tables = {s: pd.read_csv(source_path(s, root)) for s in sources}
     return describe(tables)
+
+
+# Committed tables a caption may compare with (the papers' authors' numbers): read from the
+# checkout, whatever run's outputs ``root`` names.
+REFERENCE_DIR = "workflow/reference/"
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def source_path(source: str, root: str | Path | OutputRoot = ".") -> Path:
+    """Where a caption's CSV is: a run's table under ``root``, or a committed reference
+    table (``workflow/reference/...``) in the checkout."""
+    if source.startswith(REFERENCE_DIR):
+        return CHECKOUT / source
+    return output_root(root) / source
 
 
 def observations_rst(figure: str, root: str | Path | OutputRoot = ".") -> str:

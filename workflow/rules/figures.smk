@@ -4,7 +4,8 @@
 # plot rule reads only its tables, never trains, and runs scripts/plot.py, which draws with
 # DRAW[figure] of galu.<stage>.figures; that module is named in the rule's `module` param,
 # so it is part of the rule's code closure (track_code) and an edit to one stage's figures
-# redraws that stage's figures only.
+# redraws that stage's figures only. A figure's `references` (committed tables of the paper's
+# authors' numbers, workflow/reference/) are inputs too, unscaled: every scale reads the same.
 
 
 for plot_stage in STAGES:
@@ -18,6 +19,7 @@ for plot_stage in STAGES:
                 plot_job.rule
             input:
                 **{t: out(table.path) for t, table in plot_figure.tables.items()},
+                **plot_figure.references,
             output:
                 **with_sidecars(
                     png=report_figure(
