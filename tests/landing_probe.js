@@ -3,7 +3,7 @@
 // distinct report link in turn and records what the report shows. The result goes into the
 // body's data-probe attribute, which `chromium --dump-dom` prints.
 setTimeout(function () {
-  var heads = Array.from(document.querySelectorAll("table th")).slice(0, 8);
+  var heads = Array.from(document.querySelectorAll("table th")).slice(0, 9);
   var table = heads.length ? heads[0].closest("table") : null;
   var out = {width: window.innerWidth, height: window.innerHeight, found: !!table};
   if (!table) { document.body.setAttribute("data-probe", JSON.stringify(out)); return; }

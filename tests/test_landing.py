@@ -140,5 +140,10 @@ def test_every_row_names_its_quantity_and_tolerance(tmp_path):
     html = render(landing_page(table, [], PROVENANCE))
     cells = [c.strip() for c in re.findall(r"<td>(.*?)</td>", html.replace("\n", " "))]
     header = [c.strip() for c in re.findall(r"<th class=\"head\">(.*?)</th>", html, flags=re.S)]
-    assert header[3:7] == ["measured quantity", "expected", "measured", "tolerance"]
-    assert "mean of y over the rows" in cells[3] and "0.125" in cells[6]
+    assert header[3:8] == ["measured quantity", "paper says", "expected", "measured", "tolerance"]
+    assert "mean of y over the rows" in cells[3] and "0.125" in cells[7]
+    assert cells[4] == "–"  # the paper gives no number for it
+    said = evaluate(parse_claims([{**entry, "paper_says": "0.7 (sec. 2)"}], "quick"), tmp_path,
+                    "quick")  # fmt: skip
+    cells = re.findall(r"<td>(.*?)</td>", render(landing_page(said, [], PROVENANCE)), re.S)
+    assert cells[4].strip() == "0.7 (sec. 2)"

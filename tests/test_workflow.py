@@ -201,8 +201,8 @@ def assert_table_reads_at_laptop_width(probe: dict) -> None:
     the first claim row on the first screen with no graph above it."""
     assert probe["found"]
     headers = {h["text"]: h for h in probe["headers"]}
-    assert ["verdict", "claim", "statement", "measured quantity", "expected", "measured",
-            "tolerance", "figure"] == list(headers)  # fmt: skip
+    assert ["verdict", "claim", "statement", "measured quantity", "paper says", "expected",
+            "measured", "tolerance", "figure"] == list(headers)  # fmt: skip
     assert probe["table_right"] <= probe["width"], probe
     assert all(h["right"] <= probe["width"] and h["width"] >= 60 for h in headers.values()), probe
     assert probe["first_row_top"] < probe["height"] and probe["graphics_above"] == 0, probe

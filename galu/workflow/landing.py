@@ -26,6 +26,7 @@ from galu.workflow.claims_text import (
     finding_text,
     indicative_groups,
     measured_text,
+    paper_says_text,
     quantity_text,
     reductions_lines,
     summary_line,
@@ -91,12 +92,13 @@ def _statement_cell(row: Any) -> str:
 
 def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
     rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
-    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 10 15 27 15 8 8 9 8", ""]
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 9 14 24 13 10 7 8 8 7", ""]
     header = [
         "verdict",
         "claim",
         "statement",
         "measured quantity",
+        "paper says",
         "expected",
         "measured",
         "tolerance",
@@ -110,6 +112,7 @@ def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
             f"``{r.claim_id}`` ({_source(r)})",
             _statement_cell(r),
             rst_escape(quantity_text(r)),
+            rst_escape(paper_says_text(r)),
             rst_escape(expected_text(r.compare, r.expected)),
             rst_escape(measured_text(r)),
             rst_escape(tolerance_text(r.tolerance)),
