@@ -265,6 +265,45 @@ def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(finished
     assert "figures/normalization/activations.pdf: no provenance sidecar" in audit.stdout
 
 
+def test_explain_a_claim_of_the_run_rows_verdict_and_chain_with_values(finished_run):
+    claim = "mem_random_signs_need_about_m_over_d_neurons"
+    out = run([tool("galu"), "explain", claim], finished_run).stdout
+    verdicts = pd.read_csv(finished_run / "results/claims.csv").set_index("claim_id")
+    table = pd.read_csv(finished_run / "results/memorization/min_width.csv")
+    [search] = table[table["criterion"] == "zero_error"].itertuples()  # the tiny grid: one
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{claim} (galu paper; Fiat, Malach & Shalev-Shwartz, sec. 3;")
+    assert "  expression:  found & (abs(kd_over_m - 1) <= 0.25)" in lines
+    # the one zero-error search of config/tiny.yaml (relu, m 32, d 4), of the table's three
+    at = lines.index(f"rows:          1 of the table's {len(table)}:")
+    assert lines[at + 1].split() == ["model", "m", "d", "out_dim", "seed", "criterion",
+                                     "kd_over_m", "found", "value"]  # fmt: skip
+    inside = bool(search.found and abs(search.kd_over_m - 1) <= 0.25)
+    cells = lines[at + 2].split()
+    assert cells[:6] == ["relu", "32", "4", "1", "0", "zero_error"]
+    assert float(cells[6]) == pytest.approx(search.kd_over_m, nan_ok=True)
+    assert cells[7:] == [str(search.found), str(inside)]
+    assert f"measured:      {int(inside)} ({int(inside)} of 1 rows)" in lines
+    assert "expected:      ≥ 1" in lines
+    assert f"verdict:       {verdicts.loc[claim, 'verdict']}" in lines
+    assert "figure:        figures/memorization/zero_error.png" in lines
+    # the chain: every file once, with the values of config/tiny.yaml, no parameter hashes
+    described = [line.split("  [")[0].lstrip("<- ") for line in lines if "  [" in line]
+    assert described == [
+        "results/memorization/min_width.csv",
+        "results/memorization/runs/min_width_mse.csv",
+        "results/memorization/runs/min_width_mse/part0.csv",
+        "results/memorization/runs/min_width_zero_error.csv",
+        "results/memorization/runs/min_width_zero_error/part0.csv",
+        "figures/memorization/zero_error.png",
+    ]
+    assert "  <- results/memorization/runs/min_width_zero_error.csv  (see above)" in lines
+    params = " ".join(line.strip() for line in lines).split("params: ")
+    assert any(p.startswith("common.device=cpu") and "settings.ms=[32]," in p for p in params)
+    assert 'settings.models=["relu"],' in out and "params sha256" not in out
+    assert lines[-1] == f"galu explain: 0 problem(s) in the chain of {claim}."
+
+
 def test_lint_passes():
     lint = run([tool("snakemake"), "--lint"], REPO)
     assert "Congratulations" in lint.stdout + lint.stderr

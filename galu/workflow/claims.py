@@ -275,8 +275,11 @@ def parse_claims(entries: Iterable[Mapping[str, Any]], scale: str) -> list[Claim
     return claims
 
 
-def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
-    """The claim's (or quantity's) measured value on ``table``; None when no rows match."""
+def selected_rows(
+    claim: Claim | Quantity, table: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.Series] | None:
+    """The rows the claim (or quantity) is measured on (``where``, then ``pivot``) and its
+    expression's value on each; None when no rows match."""
     rows = table.query(claim.where) if claim.where else table
     if rows.empty:
         return None
@@ -285,7 +288,15 @@ def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
         rows = rows.pivot_table(index=list(index), columns=columns, values=values, aggfunc="mean")
         rows = rows.reset_index()
         rows.columns = [str(c) for c in rows.columns]
-    values = pd.Series(rows.eval(claim.expression), index=rows.index)
+    return rows, pd.Series(rows.eval(claim.expression), index=rows.index)
+
+
+def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
+    """The claim's (or quantity's) measured value on ``table``; None when no rows match."""
+    selected = selected_rows(claim, table)
+    if selected is None:
+        return None
+    rows, values = selected
     if claim.reduce == "count":
         return float(values.sum()) if values.dtype == bool else float(len(values))
     if claim.reduce == "fraction":

@@ -1,6 +1,7 @@
 """The ``galu`` command: run and plan the workflow, audit its outputs against their provenance,
-compare two runs' claims, publish and resume paper-scale runs, and keep dvc.yaml and the
-README in step with the code. ``galu <command> --help`` describes each command."""
+explain one claim, compare two runs' claims, publish and resume paper-scale runs, and keep
+dvc.yaml and the README in step with the code. ``galu <command> --help`` describes each
+command."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from galu.workflow.audit import (
     uncoded,
 )
 from galu.workflow.equivalence import LEDGER
-from galu.workflow.lineage import explain
+from galu.workflow.lineage import explain, summary_lines
 from galu.workflow.provenance import git_state
 from galu.workflow.publish import (
     PAPER_MARKERS,
@@ -79,13 +80,30 @@ def _explain(args: argparse.Namespace) -> int:
                 " inside it (e.g. figures/...), or --root its checkout"
             ) from None
     if not (root / target).is_file():
-        raise UsageError(f"{target} does not exist under {root.resolve()}: nothing to explain")
+        claim = f"; to explain a claim, `galu explain {target}`" if "/" not in str(target) else ""
+        raise UsageError(
+            f"{target} does not exist under {root.resolve()}: nothing to explain{claim}"
+        )
     node = explain(target, root)
-    print("\n".join(node.lines()))
     findings = node.findings()
-    print(f"galu audit --explain: {len(findings)} problem(s) in the chain of {target}.")
-    if findings:
-        print(f"To rebuild the chain from where it broke: {rebuild_command(findings)}")
+    print("\n".join([*node.lines(), *summary_lines("galu audit --explain", target, findings)]))
+    return 1 if findings else 0
+
+
+def _explain_claim(args: argparse.Namespace) -> int:
+    """``galu explain CLAIM``: the claim, its rows, verdict and chain (galu/workflow/explain.py);
+    without CLAIM, the run's claim ids."""
+    from galu.workflow.explain import ExplainError, explain_claim, listing
+
+    root = _checkout(args.root)
+    try:
+        if not args.claim_id:
+            print("\n".join(listing(root, args.results)))
+            return 0
+        lines, findings = explain_claim(args.claim_id, root, args.results)
+    except ExplainError as error:
+        raise UsageError(str(error)) from None
+    print("\n".join(lines))
     return 1 if findings else 0
 
 
@@ -515,6 +533,7 @@ EXAMPLES = {
     "plan": "galu plan --configfile config/paper.yaml --gpus 1 --mem-gb 80",
     "audit": "galu audit --explain figures/normalization/max_depth.png",
     "compare": "galu compare results published/paper-cpu/results",
+    "explain": "galu explain mem_random_signs_need_about_m_over_d_neurons",
     "data": "galu data prepare mnist fashion_mnist",
     "dvc": "galu dvc --update",
     "plots": "galu plots --output dvc_plots",
@@ -575,6 +594,22 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("a", metavar="A", help="the first run, e.g. results")
     compare.add_argument("b", metavar="B", help="the second run, e.g. published/paper-cpu/results")
     compare.set_defaults(func=_compare)
+    explain_claim = sub.add_parser(
+        "explain",
+        help="one claim: statement, the rows it selects, expected value, tolerance, verdict,"
+        " figure and how those files were made (parameter values included)",
+    )
+    explain_claim.add_argument(
+        "claim_id", nargs="?", help="a claim id of workflow/claims.yaml (none: list them)"
+    )
+    explain_claim.add_argument("--root", default=".", help="repository root (default: .)")
+    explain_claim.add_argument(
+        "--results",
+        default="results",
+        help="the run's results folder, relative to the root (default: results; e.g."
+        " results/paper-cpu, published/paper-cpu/results)",
+    )
+    explain_claim.set_defaults(func=_explain_claim)
     data = sub.add_parser("data", help="fetch (and prepare) datasets outside the workflow")
     data.add_argument(
         "action", choices=("fetch", "prepare"), help="fetch raw files, or also convert"
