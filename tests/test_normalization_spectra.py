@@ -15,6 +15,8 @@ from galu.normalization.spectra import (
     weight_spectra,
 )
 
+from conftest import REPO
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
 
 X = torch.randn(6, 3072, generator=torch.Generator().manual_seed(12345))
@@ -72,6 +74,29 @@ def test_weight_spectra_at_init_are_gain_squared():
         model.linears[2].weight.mul_(torch.linspace(0.5, 2.0, 16)[:, None])
     s = weight_spectra(model)[2]
     np.testing.assert_allclose(s, np.sort(2.0 * np.linspace(0.5, 2.0, 16) ** 2)[::-1], rtol=1e-5)
+
+
+def test_a_diverged_layer_has_nan_eigenvalues_and_the_others_keep_theirs():
+    """A network whose training diverged (one member of the paper-cpu run at depth 80: loss
+    NaN by epoch 27) used to lose the whole job in eigvalsh; its spectra are NaN instead,
+    the table still meets its contract, and the healthy layers are untouched."""
+    from galu.workflow.tables import CONTRACTS_DIR, contracts, table_problems
+
+    model = build_mlp("tilted_relu", 4, 8, seed=0)
+    healthy = weight_spectra(model)
+    with torch.no_grad():
+        model.linears[1].weight[0, 0] = float("nan")
+        model.linears[2].weight.mul_(1e200)  # finite, but W W^T overflows
+    spectra = weight_spectra(model)
+    assert np.isnan(spectra[1]).all() and np.isnan(spectra[2]).all()
+    for layer in (0, 3, 4):
+        np.testing.assert_array_equal(spectra[layer], healthy[layer])
+    labels = {"activation": "tilted_relu", "width": 8, "depth": 4, "seed": 0}
+    table = spectra_table(model, "trained", labels)
+    assert table["eigenvalue"].isna().sum() == 16
+    found = contracts(REPO / CONTRACTS_DIR)
+    (contract,) = [c for c in found if c.path == "normalization/spectra.csv"]
+    assert table_problems(table, contract) == []
 
 
 def test_tables_are_tidy():

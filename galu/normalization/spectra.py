@@ -32,12 +32,18 @@ def weight_spectra(model: DeepMLP) -> list[np.ndarray]:
     """Eigenvalues of ``W_l W_l^T`` for every linear layer (readout last), descending.
 
     In float64; a layer with more outputs than inputs (never here: the readout has
-    10 <= width) would show ``out - in`` zero eigenvalues.
+    10 <= width) would show ``out - in`` zero eigenvalues. A layer of a network that
+    diverged (weights NaN, or so large that ``W W^T`` overflows) has no spectrum: its
+    eigenvalues are NaN (``eigvalsh`` would fail to converge and lose the whole job).
     """
     spectra = []
     for linear in model.linears:
         weight = linear.weight.detach().to("cpu", torch.float64)
-        spectra.append(torch.linalg.eigvalsh(weight @ weight.T).flip(0).numpy())
+        gram = weight @ weight.T
+        if not bool(torch.isfinite(gram).all()):
+            spectra.append(np.full(gram.shape[0], np.nan))
+            continue
+        spectra.append(torch.linalg.eigvalsh(gram).flip(0).numpy())
     return spectra
 
 
