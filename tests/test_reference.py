@@ -232,7 +232,7 @@ def test_the_claims_table_carries_what_the_paper_says(tmp_path):
     table = evaluate(claims, tmp_path, "quick")
     says = table.set_index("claim_id")["paper_says"]
     filled = {c for c, text in says.items() if text}
-    assert filled == {
+    authors = {
         "gen_galu0_close_to_relu_mnist",
         "gen_galu0_close_to_relu_fashion",
         "gen_relu_slightly_ahead_mnist",
@@ -240,6 +240,20 @@ def test_the_claims_table_carries_what_the_paper_says(tmp_path):
         "mem_min_width_grows_with_out_dim",
         "mem_min_width_grows_sublinearly",
     }
+    # Where the paper's text states the number, it is the claim's expected value.
+    stated = {
+        "scm_perceptron_eta_c",
+        "scm_k2m2_plateau_R",
+        "scm_k2m2_plateau_one_unstable_direction",
+        "scm_k2m2_plateau_count_positive",
+        "norm_relu_trains_to_about_30_layers",
+        "norm_tilted_relu_trains_to_60_layers",
+    }
+    assert filled == authors | stated
+    expected = table.set_index("claim_id")["expected"]
+    for claim in stated:
+        number = says[claim].removeprefix("about ").split()[0].rstrip(",")
+        assert float(number) == expected[claim], claim
     # the numbers are the reference tables' reductions
     best = authors_test_selected(_images(), "mnist").pivot(
         index="width", columns="model", values="test_error"
