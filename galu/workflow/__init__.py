@@ -14,7 +14,6 @@ experiments, never part of a result's numbers except through the code it calls.
   :mod:`~galu.workflow.lineage`, :mod:`~galu.workflow.lastgood`, :mod:`~galu.workflow.preflight`,
   :mod:`~galu.workflow.tables` (column contracts);
 - the verdict and the report: :mod:`~galu.workflow.claims`, :mod:`~galu.workflow.claims_text`,
-  :mod:`~galu.workflow.explain` (one claim, its rows and chain),
   :mod:`~galu.workflow.observations`, :mod:`~galu.workflow.precision`,
   :mod:`~galu.workflow.landing`, :mod:`~galu.workflow.report_build`,
   :mod:`~galu.workflow.readme_sections`, :mod:`~galu.workflow.rst`,
