@@ -142,3 +142,45 @@ def test_the_figure_table_names_functions_that_exist():
         figure = "mnist" if caption == "images" else caption
         assert drawn == [f"{DRAW[figure].__module__}.{DRAW[figure].__name__}"]
         assert len(functions_named(text)) >= 2
+
+
+def test_images_figure_draws_dotted_lines_only_where_the_selections_differ():
+    rows = pd.DataFrame(
+        {
+            "model": ["relu", "relu", "galu0", "galu0"],
+            "width": [16, 32, 16, 32],
+            "seed": 0,
+            "test_error": [0.10, 0.06, 0.09, 0.05],
+            "test_error_test_selected": [0.10, 0.06, 0.08, 0.05],
+        }
+    )
+    legend = "dotted: hyper-parameters picked on the test set"
+    fig = draw_images({"mnist": rows}, scale="quick", dataset="mnist", depth=2)
+    ax = fig.axes[0]
+    dotted = [c for c in ax.containers if c.lines[0].get_linestyle() == ":"]
+    assert len(dotted) == 1  # galu0's; relu's would hide under its solid line
+    np.testing.assert_allclose(np.asarray(dotted[0].lines[0].get_ydata(), float), [0.08, 0.05])
+    assert legend in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
+    same = rows.assign(test_error_test_selected=rows["test_error"])
+    fig = draw_images({"mnist": same}, scale="quick", dataset="mnist", depth=2)
+    ax = fig.axes[0]
+    assert not [c for c in ax.containers if c.lines[0].get_linestyle() == ":"]
+    assert legend not in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
+
+
+def test_linear_figure_labels_every_training_set_size():
+    rows = pd.DataFrame(
+        {
+            "model": ["relu"] * 4,
+            "seed": 0,
+            "n_train": [30, 100, 300, 1000],
+            "test_error": [0.3, 0.2, 0.1, 0.05],
+        }
+    )
+    ax = draw_linear({"linear": rows}, scale="quick").axes[0]
+    np.testing.assert_allclose(ax.get_xticks(), [30, 100, 300, 1000])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["30", "100", "300", "1000"]
+    assert not ax.get_xticks(minor=True).size
+    plt.close("all")

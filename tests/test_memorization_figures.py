@@ -166,3 +166,49 @@ def test_the_figure_table_names_functions_that_exist():
     for name in names:
         caption = (REPO / f"workflow/report/memorization_{name}.rst").read_text()
         assert f"``galu.memorization.figures.draw_{name}``" in caption
+
+
+def test_zero_error_shades_the_claims_band_and_the_stage_passes_it():
+    from galu.memorization.band import claim_band
+
+    rows = pd.DataFrame(
+        {"model": ["galu"] * 2, "m": [16, 32], "d": 4, "seed": 0, "kd_over_m": [1.0, 1.5]}
+    )
+    fig = draw_zero_error({"min_width_zero_error": rows}, scale="quick", band=0.3)
+    ax = fig.axes[0]
+    (span,) = [p for p in ax.patches if p.get_label().startswith("claim's band")]
+    # a Rectangle in y data coordinates (axhspan), across the whole width
+    assert (span.get_y(), span.get_y() + span.get_height()) == pytest.approx((0.7, 1.3))
+    assert span.get_label() == "claim's band: k d / m within 1 ± 0.3"
+    assert "claim's band: k d / m within 1 ± 0.3" in [
+        t.get_text() for t in ax.get_legend().get_texts()
+    ]
+    # without a band (a caller that passes none) nothing is shaded
+    bare = draw_zero_error({"min_width_zero_error": rows}, scale="quick").axes[0]
+    assert not bare.patches
+    # the plot rule's draw params carry the claim's band, read from workflow/claims.yaml
+    config = run_config(REPO)
+    (figure,) = [f for f in MEM_STAGE.figures(config) if f.name == "zero_error"]
+    assert figure.draw == {"band": claim_band()} and claim_band() == 0.25
+
+
+def test_min_width_draws_the_exact_galu_point_above_and_around_the_trained_one():
+    rows = pd.DataFrame(
+        {
+            "model": ["galu", "galu", "galu_exact"],
+            "m": 64,
+            "d": 8,
+            "out_dim": [1, 4, 1],
+            "seed": 0,
+            "min_width": [12.0, 30.0, 12.0],
+            "found": True,
+            "search_hi": 256,
+        }
+    )
+    ax = draw_min_width({"min_width_mse": rows}, scale="quick").axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    exact, trained = lines["GaLU (exact)"], lines["GaLU (trained)"]
+    np.testing.assert_allclose(exact.get_xydata(), [[1, 12]])  # the same point as GaLU's
+    assert exact.get_zorder() > trained.get_zorder()
+    assert exact.get_markersize() > 1.5 * trained.get_markersize()
+    assert exact.get_markerfacecolor() == "none"  # hollow: the trained marker shows inside

@@ -189,3 +189,190 @@ def test_min_width_sentence_per_model_direction_and_single_points():
         "relu: the minimal width grows from 9 to 60 as out_dim goes from 1 to 16.",
         "galu_exact: minimal width 12 (out_dim = 1 only).",
     ]
+
+
+def _accuracy(**columns):
+    return {"results/generalization/accuracy.csv": pd.DataFrame(columns)}
+
+
+def test_linear_sentences_name_every_size_the_lowest_model_and_the_gap():
+    from galu.generalization.sentences import linear
+
+    tables = _accuracy(
+        dataset="linear",
+        model=["relu"] * 4 + ["galu"] * 4,
+        seed=[0, 1] * 4,
+        n_train=[30, 30, 300, 300] * 2,
+        test_error=[0.3, 0.4, 0.1, 0.1, 0.4, 0.4, 0.2, 0.1],
+    )
+    assert linear(tables) == [
+        "Test error (mean over seeds) from n = 30 to 300 training examples: ReLU falls from "
+        "0.35 to 0.1; GaLU (step gates) falls from 0.4 to 0.15.",
+        "Lowest at every training-set size: ReLU.",
+        "GaLU's test error minus ReLU's: 0.05, 0.05 at n = 30, 300 (mean 0.05).",
+    ]
+
+
+def test_parity_sentences_give_the_distance_from_chance_and_the_training_error():
+    from galu.generalization.sentences import parity
+
+    tables = _accuracy(
+        dataset="parity",
+        model=["relu", "relu", "galu", "galu"],
+        seed=0,
+        subset_size=[2, 8, 2, 8],
+        test_error=[0.0, 0.45, 0.1, 0.52],
+        train_error=[0.0, 0.0, 0.0, 0.2],
+    )
+    assert parity(tables) == [
+        "Test error (mean over seeds) at s = 2, 8: ReLU 0, 0.45; GaLU (step gates) 0.1, 0.52; "
+        "at s = 8 at most 0.05 from chance (0.5).",
+        "Training error (mean over seeds) at most 0.2 (largest at s = 8, GaLU (step gates)).",
+    ]
+
+
+def test_clusters_sentences_follow_the_noise_and_name_the_largest_gap():
+    from galu.generalization.sentences import clusters
+
+    tables = _accuracy(
+        dataset="clusters",
+        task="regression",
+        model=["relu"] * 3 + ["galu"] * 3,
+        seed=0,
+        sigma_y=[0.0, 0.5, 1.0] * 2,
+        test_error=[0.0, 0.2, 0.3, 0.01, 0.25, 0.3],
+    )
+    assert clusters(tables) == [
+        "regression: test error (mean over seeds) from sigma_y = 0 to 1: ReLU grows from 0 to "
+        "0.3; GaLU (step gates) grows from 0.01 to 0.3; largest gap between GaLU and ReLU "
+        "0.05 at sigma_y = 0.5 (GaLU higher)."
+    ]
+
+
+@pytest.mark.parametrize("differ", [False, True])
+def test_image_sentences_say_whether_the_test_set_picks_other_settings(differ):
+    from galu.generalization.sentences import images
+
+    picked = [0.1, 0.06, 0.08 if differ else 0.09, 0.3]
+    tables = _accuracy(
+        dataset="mnist",
+        model=["relu", "relu", "galu0", "linear"],
+        width=[16, 32, 16, 0],
+        seed=0,
+        test_error=[0.1, 0.06, 0.09, 0.3],
+        test_error_test_selected=picked,
+    )
+    first, second = images(tables, "mnist")
+    assert first == (
+        "Test error with hyper-parameters picked on the validation split (mean over seeds) at "
+        "widths 16, 32: ReLU 0.1, 0.06; GaLU0 0.09; linear baseline 0.3."
+    )
+    if differ:
+        assert second == (
+            "Picked on the test set instead (dotted), the error differs at 1 of 3 (model, "
+            "width) points (GaLU0 at 16: 0.08)."
+        )
+    else:
+        assert second.endswith("the same error at all 3 (model, width) points, so no dotted "
+                               "line is drawn.")  # fmt: skip
+
+
+def _schedule_tables():
+    summary = pd.DataFrame(
+        dict(
+            setting="relu_k2m2",
+            schedule=["constant", "constant", "greedy_floor", "constant", "greedy_floor"],
+            source=["ode", "ode", "ode", "sim", "sim"],
+            constant_eta=[0.5, 1.0, np.nan, 0.5, np.nan],
+            alpha_exit=[50.0, np.inf, 45.0, 40.0, 30.0],
+            alpha_target=[70.0, np.inf, 60.0, 66.0, 44.0],
+            eps_exit=0.02,
+            eps_target=0.001,
+            final_eps_g=[0.0, np.nan, 0.0, 1e-5, 1e-7],
+            best_constant_eta=0.5,
+            is_best_constant=[True, False, False, True, False],
+            gain_exit=[0, np.nan, 0.1, 0, 0.25],
+            gain_target=[0, np.nan, 1 / 7, 0, 1 / 3],
+        )
+    )
+    alpha = [1.0, 10.0, 100.0, 200.0]
+    runs = pd.concat(
+        [
+            pd.DataFrame(dict(setting="relu_k2m2", schedule="constant", source="ode",
+                              constant_eta=1.0, alpha=alpha, eps_g=[0.5, 9.0, np.inf, np.inf],
+                              eta=[1.0, 1.0, np.nan, np.nan])),
+            pd.DataFrame(dict(setting="relu_k2m2", schedule="greedy_floor", source="ode",
+                              constant_eta=np.nan, alpha=alpha, eps_g=[0.5, 1e-3, 1e-11, 0.0],
+                              eta=[1.2, 0.5, 0.5, 1.5])),
+        ]
+    )  # fmt: skip
+    return {"results/scm/schedules.csv": summary, "results/scm/schedule_runs.csv": runs}
+
+
+def test_schedule_sentences_time_the_schedules_and_explain_divergence_and_the_eta_jump():
+    from galu.scm.sentences import schedules
+
+    (line,) = schedules(_schedule_tables())
+    assert line == (
+        "relu_k2m2 (ODE): eps_g first reaches eps_target = 0.001 with the best constant eta "
+        "(0.5) at alpha = 70; constant eta = 1 never (it diverges), greedy_floor at alpha = 60. "
+        "Simulations: greedy_floor reaches eps_target = 0.001 at alpha = 44 against 66 for the "
+        "best constant (gain 0.333). In the ODEs, constant eta = 1 diverges (eps_g infinite "
+        "from alpha = 100); greedy_floor's eta moves from 0.5 to 1.5 at alpha = 200, after "
+        "eps_g fell below 1e-10 at alpha = 100: there every eta leaves eps_g at the floor, and "
+        "the greedy choice follows finite-difference noise (dotted)."
+    )
+
+
+def test_activation_sentences_check_relu_and_name_the_centred_and_extreme_activations():
+    from galu.normalization.sentences import activations
+
+    relu = (0.5, 1 / np.sqrt(2 * np.pi), np.sqrt(0.25 - 1 / (2 * np.pi)))
+    rows = pd.DataFrame(
+        dict(
+            activation=["relu", "tanh", "sigmoid"],
+            alpha=[relu[0], 0.6057, 0.2066],
+            beta=[relu[1], 0.0, 0.5],
+            gamma=[relu[2], 0.1656, 0.0262],
+        )
+    )
+    lines = activations({"results/normalization/coefficients.csv": rows})
+    assert lines == [
+        "alpha, beta, gamma: relu 0.5, 0.399, 0.301; tanh 0.606, 0, 0.166; sigmoid 0.207, "
+        "0.5, 0.0262.",
+        "relu against its closed forms 1/2, 1/sqrt(2 pi), sqrt(1/4 - 1/(2 pi)): largest "
+        "difference 0 (to 1e-06), so normalized ReLU is (|x| - sqrt(2/pi)) / 0.603.",
+        "No offset needed (beta = 0 to 1e-06): tanh.",
+        "Smallest gamma sigmoid 0.0262: the most nearly linear under N(0, 1), so its "
+        "normalized form is stretched most (by 1/gamma = 38.2); largest relu 0.301.",
+    ]
+    wrong = rows.assign(beta=[0.45, 0.0, 0.5])
+    assert (
+        "largest difference 0.0511"
+        in activations({"results/normalization/coefficients.csv": wrong})[1]
+    )
+
+
+def test_the_zero_error_band_is_the_claims():
+    from galu.memorization.band import band_of, claim_band
+
+    assert claim_band() == 0.25  # workflow/claims.yaml: abs(kd_over_m - 1) <= 0.25
+    assert band_of("found & (abs(kd_over_m - 1) <= 0.4)") == 0.4
+    with pytest.raises(ValueError, match="no 'abs"):
+        band_of("kd_over_m <= 1.25")
+    rows = pd.DataFrame(
+        dict(criterion="zero_error", model="galu", m=64, d=8, seed=0, found=True,
+             kd_over_m=[1.0, 1.3])
+    )  # fmt: skip
+    tables = {"results/memorization/min_width.csv": rows}
+    assert zero_error(tables)[1].startswith("1 of 2 searches lie outside 1 ± 0.25")
+    assert zero_error(tables, band=0.5)[1] == "All 2 searches lie within 1 ± 0.5."
+
+
+def test_the_seven_figures_of_the_issue_have_sentences():
+    for figure in (
+        "generalization/clusters", "generalization/linear", "generalization/parity",
+        "generalization/mnist", "generalization/fashion_mnist", "normalization/activations",
+        "scm/schedules",
+    ):  # fmt: skip
+        assert f"figures/{figure}.png" in OBSERVATIONS

@@ -158,24 +158,30 @@ def test_the_perceptron_figure_draws_every_eta_and_the_jacobian_eigenvalues():
     assert fig._suptitle.get_text().endswith("(quick scale)")
 
 
-def test_the_schedules_figure_draws_the_ode_curves_and_the_schedules_rates():
-    alpha = np.array([1.0, 10.0])
-    runs = pd.concat(
+def _schedule_runs(setting: str, alpha: list[float], *curves: tuple) -> pd.DataFrame:
+    """schedule_runs.csv rows of ODE curves ``(schedule, constant_eta, eps_g, eta)``."""
+    return pd.concat(
         pd.DataFrame(
             {
-                "setting": "relu_k2m2",
+                "setting": setting,
                 "schedule": schedule,
                 "constant_eta": eta,
                 "source": "ode",
-                "alpha": alpha,
+                "alpha": np.asarray(alpha),
                 "eps_g": eps,
                 "eta": rate,
             }
-        )
-        for schedule, eta, eps, rate in (
-            ("constant", 0.5, [0.1, 0.01], [0.5, 0.5]),
-            ("greedy", np.nan, [0.2, 0.001], [0.8, 0.3]),
-        )
+        )  # fmt: skip
+        for schedule, eta, eps, rate in curves
+    )
+
+
+def test_the_schedules_figure_draws_the_ode_curves_and_the_schedules_rates():
+    runs = _schedule_runs(
+        "relu_k2m2",
+        [1.0, 10.0],
+        ("constant", 0.5, [0.1, 0.01], [0.5, 0.5]),
+        ("greedy", np.nan, [0.2, 0.001], [0.8, 0.3]),
     )
     summary = pd.DataFrame(
         {
@@ -194,6 +200,42 @@ def test_the_schedules_figure_draws_the_ode_curves_and_the_schedules_rates():
     assert ax_eps.get_title() == "relu_k2m2: generalization error"
     assert fig._suptitle.get_text() == (
         "Learning-rate schedules from the exact-eta ODEs (quick scale)"
+    )
+    # the reference levels are labelled lines at the summary's values
+    np.testing.assert_allclose(eps["$\\epsilon_{exit}$ = 0.02: plateau left"][1], [0.02, 0.02])
+    np.testing.assert_allclose(eps["$\\epsilon_{target}$ = 0.001: speed measured"][1], [1e-3, 1e-3])
+    legend = [t.get_text() for t in ax_eps.get_legend().get_texts()]
+    assert "$\\epsilon_{exit}$ = 0.02: plateau left" in legend
+    assert "diverged: run stops" not in legend  # nothing diverged here
+
+
+def test_the_schedules_figure_marks_divergence_and_dots_the_greedy_eta_at_the_floor():
+    runs = _schedule_runs(
+        "relu_k3m2",
+        [1.0, 10.0, 100.0, 200.0],
+        ("constant", 1.0, [0.5, 30.0, np.inf, np.inf], [1.0, 1.0, np.nan, np.nan]),
+        ("greedy_floor", np.nan, [0.5, 1e-3, 1e-11, 0.0], [1.2, 0.5, 0.5, 1.5]),
+    )
+    summary = pd.DataFrame(
+        {"setting": ["relu_k3m2"], "best_constant_eta": [0.5], "eps_target": [1e-3],
+         "eps_exit": [0.02]}
+    )  # fmt: skip
+    fig = draw_schedules({"schedules": summary, "schedule_runs": runs}, scale="quick")
+    ax_eps, ax_eta = fig.axes
+    # the diverged run ends with a cross at its last finite point (eps_g clipped to the top)
+    for ax in (ax_eta, ax_eps):
+        crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x" and len(ln.get_xdata())]
+        np.testing.assert_allclose(crosses[0].get_xydata(), [[10.0, 1.0]])
+    # greedy_floor's eta: solid up to the first point at the floor, dotted from there on
+    eta = _labelled(ax_eta)
+    np.testing.assert_allclose(eta["greedy_floor"][1], [1.2, 0.5, 0.5])
+    dotted = [ln for ln in ax_eta.get_lines() if ln.get_linestyle() == ":" and len(ln.get_xdata())]
+    np.testing.assert_allclose(dotted[0].get_xydata(), [[100.0, 0.5], [200.0, 1.5]])
+    legend = [t.get_text() for t in ax_eta.get_legend().get_texts()]
+    assert "diverged: run stops" in legend
+    assert any(text.startswith("greedy $\\eta$ once") for text in legend)
+    np.testing.assert_array_equal(
+        figures.floor_reached(pd.Series([0.5, 1e-11, 1e-9, 0.0])), [False, True, True, True]
     )
 
 

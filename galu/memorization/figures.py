@@ -32,6 +32,9 @@ _COLOURS = {"relu": "C0", "galu": "C1", "galu_exact": "C2"}
 # The authors' models by their own description (their "GaLU" has step gates on the input).
 _AUTHORS_MODELS = {"relu": "ReLU", "galu": "GaLU"}
 _SIZE = (6.4, 4.6)
+# The exact GaLU optimum is one point (out_dim = 1) that the trained GaLU's marker would
+# cover where the two widths agree: a larger hollow marker drawn above the others rings it.
+_ON_TOP = {"galu_exact": {"ms": 12, "mfc": "none", "mew": 1.8, "zorder": 4}}
 
 
 def _model_style(model: str) -> dict:
@@ -129,7 +132,7 @@ def draw_min_width(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
     _counting_lines(ax, m, d, rows["out_dim"])
     for model, part in rows.groupby("model", sort=False):
         found = part[part["found"]].groupby("out_dim")["min_width"].mean()
-        ax.plot(found.index, found.values, **_model_style(model))
+        ax.plot(found.index, found.values, **_model_style(model), **_ON_TOP.get(model, {}))
         missing = part[~part["found"]]
         ax.plot(missing["out_dim"], missing["search_hi"], ls="none", marker="x", color="C3")
     _log_axes(ax, f"m = {m}, d = {d}")
@@ -147,12 +150,19 @@ def draw_min_width(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
     return fig
 
 
-def draw_zero_error(tables: Mapping[str, pd.DataFrame], *, scale: str) -> Figure:
+def draw_zero_error(
+    tables: Mapping[str, pd.DataFrame], *, scale: str, band: float | None = None
+) -> Figure:
     """Figure 3 of the paper: the zero_error searches' ``min_width * d / m`` (mean over
-    seeds) against m, one line per model and d."""
+    seeds) against m, one line per model and d. ``band``: the half-width of the band
+    ``1 +- band`` that the claim judges every search by (:func:`galu.memorization.band.
+    claim_band`, passed by the stage), shaded grey."""
     rows = tables["min_width_zero_error"]
     use_style()
     fig, ax = plt.subplots(figsize=_SIZE)
+    if band is not None:
+        ax.axhspan(1 - band, 1 + band, color="0.5", alpha=0.15, lw=0,
+                   label=f"claim's band: k d / m within 1 ± {band:g}")  # fmt: skip
     ax.axhline(1.0, color="k", ls=":", lw=1, label="k = m / d")
     styles = dict(zip(sorted(rows["d"].unique()), ["-", "--", "-.", ":"] * 4, strict=False))
     for (model, d), part in rows.groupby(["model", "d"], sort=False):

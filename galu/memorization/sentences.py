@@ -12,12 +12,15 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from galu.memorization.band import claim_band
 from galu.reference import AUTHORS_MIN_WIDTH, authors_min_width
 from galu.sentences import Describe, join, number, trend
 
 
-def zero_error(tables: Mapping[str, pd.DataFrame], band: float = 0.25) -> list[str]:
-    """Range of min_width * d / m per model, and every search outside ``1 +- band``."""
+def zero_error(tables: Mapping[str, pd.DataFrame], band: float | None = None) -> list[str]:
+    """Range of min_width * d / m per model, and every search outside ``1 +- band`` (by
+    default the band of the claim, :func:`galu.memorization.band.claim_band`)."""
+    band = claim_band() if band is None else band
     rows = tables["results/memorization/min_width.csv"]
     rows = rows[rows["criterion"] == "zero_error"]
     found = rows[rows["found"].astype(bool)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
 from galu.memorization import checks
+from galu.memorization.band import claim_band
 from galu.memorization.costs import COSTS
 from galu.reference import AUTHORS_MIN_WIDTH
 
@@ -42,6 +43,8 @@ def figures(config: Config) -> list[Figure]:
         "min_width": _search("mse"),
         "zero_error": _search("zero_error"),
     }
+    # the zero-error figure shades the band its claim judges the searches by
+    draw = {"zero_error": {"band": claim_band()}}
     return [
         Figure(
             name=name,
@@ -49,6 +52,7 @@ def figures(config: Config) -> list[Figure]:
             caption=f"memorization_{name}.rst",
             subcategory=name.replace("_", " "),
             tables=read,
+            draw=draw.get(name, {}),
             references=REFERENCES.get(name, {}),
         )
         for name, read in tables.items()

@@ -131,8 +131,46 @@ def layer_spectra(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return ["Eigenvalues of the deepest hidden layer after training: " + join(parts) + "."]
 
 
+def activations(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The Gaussian moments of every activation, ReLU's against their closed forms, the
+    activations that need no offset, and the smallest and largest gamma (the norm of the
+    nonlinear part that the normalization divides by)."""
+    rows = tables["results/normalization/coefficients.csv"]
+    if not len(rows):
+        return []
+    parts = [
+        f"{r.activation} " + ", ".join(number(v, ZERO) for v in (r.alpha, r.beta, r.gamma))
+        for r in rows.itertuples()
+    ]
+    lines = ["alpha, beta, gamma: " + join(parts) + "."]
+    relu = rows[rows["activation"] == "relu"]
+    if len(relu):
+        r = relu.iloc[0]
+        closed = (0.5, 1 / math.sqrt(2 * math.pi), math.sqrt(0.25 - 1 / (2 * math.pi)))
+        gap = max(abs(r[c] - v) for c, v in zip(("alpha", "beta", "gamma"), closed, strict=True))
+        lines.append(
+            "relu against its closed forms 1/2, 1/sqrt(2 pi), sqrt(1/4 - 1/(2 pi)): largest "
+            f"difference {number(gap, ZERO)} (to {ZERO:g}), so normalized ReLU is "
+            f"(|x| - sqrt(2/pi)) / {number(2 * r['gamma'], ZERO)}."
+        )
+    centred = rows[rows["beta"].abs() <= ZERO]["activation"]
+    if len(centred):
+        lines.append(f"No offset needed (beta = 0 to {ZERO:g}): {', '.join(centred)}.")
+    low, high = rows.loc[rows["gamma"].idxmin()], rows.loc[rows["gamma"].idxmax()]
+    lines.append(
+        f"Smallest gamma {low['activation']} {number(low['gamma'])}: the most nearly linear "
+        f"under N(0, 1), so its normalized form is stretched most (by 1/gamma = "
+        f"{number(1 / low['gamma'])}); largest {high['activation']} {number(high['gamma'])}."
+    )
+    return lines
+
+
 # figure -> (the CSVs it is drawn from, the function that describes them)
 SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
+    "figures/normalization/activations.png": (
+        ("results/normalization/coefficients.csv",),
+        activations,
+    ),
     "figures/normalization/max_depth.png": (
         ("results/normalization/max_depth.csv",),
         max_depth,

@@ -179,21 +179,63 @@ def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
     legend_outside(ax)
 
 
+def floor_reached(eps_g: pd.Series) -> np.ndarray:
+    """Per point of one ODE run (alpha increasing): whether eps_g has fallen to
+    :data:`EPS_FLOOR` by then (at that point or before). From there on the state sits on its
+    fixed point to the integrator's tolerance, the finite-difference gradient of eps_g
+    (:func:`galu.scm.schedules.eps_gradient`) is noise, and so is the greedy law's choice of
+    eta: every eta leaves eps_g where it is."""
+    eps = np.asarray(eps_g, dtype=float)
+    return np.maximum.accumulate(np.isfinite(eps) & (eps <= EPS_FLOOR))
+
+
+def _schedule_curves(ax_eps: Any, ax_eta: Any, part: pd.DataFrame, colour: Any, label: str,
+                     schedule: str) -> tuple[bool, bool]:  # fmt: skip
+    """One ODE run of a schedule: eps_g (left) and eta (right) against alpha. A run that
+    diverges ends with a cross at its last finite point; a greedy schedule's eta after eps_g
+    reached the floor (:func:`floor_reached`) is drawn thin and dotted. Returns (diverged,
+    drawn at the floor)."""
+    finite = part[np.isfinite(part["eps_g"])]
+    ax_eps.plot(finite["alpha"], finite["eps_g"], "-", color=colour, label=label)
+    diverged = len(finite) < len(part) and len(finite) > 0
+    rates = finite[np.isfinite(finite["eta"])]
+    # a constant eta is not chosen from the state: nothing of it is noise
+    at_floor = floor_reached(rates["eps_g"]) & (schedule != "constant")
+    # the solid part runs to the first point at the floor, so the two parts join
+    solid = ~at_floor | (np.cumsum(at_floor) == 1)
+    ax_eta.plot(rates["alpha"][solid], rates["eta"][solid], "-", color=colour, label=label)
+    if at_floor.any():
+        ax_eta.plot(rates["alpha"][at_floor], rates["eta"][at_floor], ":", lw=1, color=colour)
+    if diverged:
+        last = finite.iloc[-1]
+        ax_eps.plot([last["alpha"]], [min(last["eps_g"], 1.0)], "x", ms=8, mew=2, color=colour,
+                    clip_on=False)  # fmt: skip
+        ax_eta.plot([last["alpha"]], [last["eta"]], "x", ms=8, mew=2, color=colour)
+    return diverged, bool(at_floor.any())
+
+
 def draw_schedules(tables: Tables, *, scale: str) -> Figure:
     """Per setting: eps_g against alpha under each schedule (ODE lines, simulation markers)
     and the learning rate eta(alpha) each schedule uses (tables ``schedule_runs`` and the
-    summary ``schedules``, both from :func:`galu.scm.schedules.schedule_experiment`)."""
+    summary ``schedules``, both from :func:`galu.scm.schedules.schedule_experiment`).
+
+    The reference levels of the summary are labelled lines: ``eps_exit`` (dashed, the
+    plateau is left) and ``eps_target`` (dotted, the level whose first alpha measures a
+    schedule's speed). A run that diverges (eps_g infinite, :func:`galu.scm.schedules.
+    integrate_law` stops it) ends with a cross; a greedy schedule's eta once eps_g has reached
+    the integrator's floor is dotted (:func:`floor_reached`: its value there is noise)."""
     runs, summary = tables["schedule_runs"], tables["schedules"]
     use_style()
     settings = list(dict.fromkeys(runs["setting"]))
     fig, axes = plt.subplots(
-        len(settings), 2, figsize=(12, 4.2 * len(settings)), squeeze=False, layout="constrained"
+        len(settings), 2, figsize=(14, 4.2 * len(settings)), squeeze=False, layout="constrained"
     )
     for (ax_eps, ax_eta), name in zip(axes, settings, strict=True):
         best = float(summary.loc[summary["setting"] == name, "best_constant_eta"].iloc[0])
         mine = runs[runs["setting"] == name]
         curves = mine[["schedule", "constant_eta"]].drop_duplicates()
         colors = distinct_colours(len(curves))
+        diverged = at_floor = False
         for k, (schedule, eta) in enumerate(curves.itertuples(index=False)):
             label = f"constant $\\eta$={eta:g}" if schedule == "constant" else schedule
             if schedule == "constant" and eta == best:
@@ -201,26 +243,35 @@ def draw_schedules(tables: Tables, *, scale: str) -> Figure:
             same = (mine["schedule"] == schedule) & (
                 mine["constant_eta"].isna() if pd.isna(eta) else mine["constant_eta"] == eta
             )
-            for source, style in (("ode", "-"), ("sim", "o")):
-                part = mine[same & (mine["source"] == source) & (mine["alpha"] > 0)]
-                part = part[np.isfinite(part["eps_g"])]
-                if len(part):
-                    ax_eps.plot(part["alpha"], part["eps_g"], style, color=colors[k],
-                                markersize=3, label=label if source == "ode" else None)  # fmt: skip
-                    if source == "ode":
-                        ax_eta.plot(part["alpha"], part["eta"], "-", color=colors[k],
-                                    label=label)  # fmt: skip
+            ode = mine[same & (mine["source"] == "ode") & (mine["alpha"] > 0)]
+            if len(ode):
+                ends = _schedule_curves(ax_eps, ax_eta, ode, colors[k], label, schedule)
+                diverged, at_floor = diverged or ends[0], at_floor or ends[1]
+            sim = mine[same & (mine["source"] == "sim") & (mine["alpha"] > 0)]
+            sim = sim[np.isfinite(sim["eps_g"])]
+            if len(sim):
+                ax_eps.plot(sim["alpha"], sim["eps_g"], "o", color=colors[k], markersize=3)
         eps = summary[summary["setting"] == name]
-        ax_eps.axhline(eps["eps_target"].iloc[0], color="0.4", lw=0.8, ls=":")
-        ax_eps.axhline(eps["eps_exit"].iloc[0], color="0.6", lw=0.8, ls="--")
-        ax_eps.plot([], [], "ko", markersize=3, label="simulation (seed mean)")
+        exit_, target = float(eps["eps_exit"].iloc[0]), float(eps["eps_target"].iloc[0])
+        ax_eps.axhline(exit_, color="0.6", lw=0.8, ls="--",
+                       label=f"$\\epsilon_{{exit}}$ = {exit_:g}: plateau left")  # fmt: skip
+        ax_eps.axhline(target, color="0.4", lw=0.8, ls=":",
+                       label=f"$\\epsilon_{{target}}$ = {target:g}: speed measured")  # fmt: skip
+        legend_proxy(ax_eps, "ko", markersize=3, label="simulation (seed mean)")
+        if diverged:
+            for ax in (ax_eps, ax_eta):
+                legend_proxy(ax, "kx", ms=8, mew=2, ls="none", label="diverged: run stops")
+        if at_floor:
+            legend_proxy(ax_eta, "k:", lw=1,
+                         label=f"greedy $\\eta$ once $\\epsilon_g \\leq$ {EPS_FLOOR:g}:\n"
+                         "chosen from noise ($\\epsilon_g$ stays there)")  # fmt: skip
         ax_eps.set(xscale="log", yscale="log", xlabel=r"$\alpha$", ylabel=r"$\epsilon_g$",
                    title=f"{name}: generalization error")  # fmt: skip
         ax_eps.set_ylim(bottom=max(EPS_FLOOR, ax_eps.get_ylim()[0]), top=1.0)
-        ax_eps.legend(fontsize="small")
+        legend_outside(ax_eps, fontsize="small")
         ax_eta.set(xscale="log", xlabel=r"$\alpha$", ylabel=r"$\eta$",
                    title=f"{name}: learning rate")  # fmt: skip
-        ax_eta.legend(fontsize="small")
+        legend_outside(ax_eta, fontsize="small")
     scaled_title(fig, "Learning-rate schedules from the exact-eta ODEs", scale)
     return fig
 
