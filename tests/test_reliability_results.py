@@ -5,15 +5,18 @@ it; a dry run only reports; a clean tree is hashed once, not on every call."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import subprocess
 
 import pandas as pd
 import pytest
 
 import galu.workflow.preflight
-from galu.workflow.preflight import preflight
-from galu.workflow.provenance import Run, sealed_sidecar
+from galu.atomic import atomic_write_bytes
+from galu.workflow.preflight import CHECKED_CACHE, announce, blocked, preflight
+from galu.workflow.provenance import Run, sealed_sidecar, sha256_file
 
 TABLE = "results/s/table.csv"
 FIGURE = "figures/s/plot.png"
@@ -114,3 +117,169 @@ def test_a_result_remade_by_its_job_is_no_problem_for_its_consumers(tree):
     later = (tree / FIGURE).stat().st_mtime_ns + 10**9
     os.utime(tree / TABLE, ns=(later, later))
     assert preflight(tree) == [] and (tree / FIGURE).exists()
+
+
+# The pre-flight never degrades silently: a result that fails and cannot be set aside (the
+# set-aside name taken, a read-only folder), or cannot be read to be checked, blocks the run.
+
+
+def sums(root, rels=(TABLE, f"{TABLE}.meta.json", FIGURE, f"{FIGURE}.meta.json")):
+    return {r: sha256_file(root / r) for r in rels}
+
+
+def damage(root):
+    """A truncated table (sidecar untouched): what the audit would reject."""
+    (root / TABLE).write_text("x\n1\n")
+    return sums(root)
+
+
+def test_a_set_aside_name_taken_by_a_folder_blocks_the_run_and_moves_nothing(tree):
+    before = damage(tree)
+    (tree / f"{TABLE}.rejected").mkdir()
+    (finding,) = preflight(tree)
+    assert finding.blocking and finding.path == TABLE
+    assert finding.action == (
+        f"could not move it to {TABLE}.rejected (the set-aside name is taken by a folder);"
+        f" nothing started, so that no job reads it: remove or rename {TABLE}.rejected, which"
+        " is in the way, then run again"
+    )
+    assert blocked([finding]) == (
+        "nothing started: 1 file(s) fail their check and are still where a job would read"
+        f" them ({TABLE}); do what each line above says, then run again"
+    )
+    assert sums(tree) == before  # nothing moved, nothing lost
+    (tree / f"{TABLE}.rejected").rmdir()  # what it says; then the pre-flight sets it aside
+    (finding,) = preflight(tree)
+    assert not finding.blocking and blocked([finding]) is None
+    assert rejected(tree) == [f"{TABLE}.meta.json.rejected", f"{TABLE}.rejected"]
+
+
+def test_a_dry_run_says_that_a_real_run_would_stop(tree):
+    before = damage(tree)
+    (tree / f"{TABLE}.rejected").mkdir()
+    (finding,) = preflight(tree, dry_run=True)
+    assert not finding.blocking  # a dry run starts nothing anyway
+    assert finding.action == (
+        f"a real run cannot move it to {TABLE}.rejected ({TABLE}.rejected is a folder) and"
+        f" stops before any job: remove or rename {TABLE}.rejected, which is in the way,"
+        " then run again"
+    )
+    assert sums(tree) == before
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """Make a folder read-only for the test: a read-only bind mount (root ignores modes),
+    else its mode; skipped, saying why, where neither holds."""
+    mounted = []
+
+    def make(folder):
+        if os.geteuid() != 0:
+            folder.chmod(0o555)
+            mounted.append(("chmod", folder))
+            return
+        for cmd in (
+            ["mount", "--bind", str(folder), str(folder)],
+            ["mount", "-o", "remount,ro,bind", str(folder)],
+        ):
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                subprocess.run(["umount", str(folder)], capture_output=True)
+                pytest.skip(f"cannot make a read-only folder here ({proc.stderr.strip()})")
+        mounted.append(("mount", folder))
+
+    yield make
+    for how, folder in mounted:
+        if how == "mount":
+            subprocess.run(["umount", str(folder)], check=False)
+        else:
+            folder.chmod(0o755)
+
+
+def test_a_read_only_folder_blocks_the_run_and_says_to_make_it_writable(tree, read_only):
+    before = damage(tree)
+    read_only(tree / "results/s")
+    dry = preflight(tree, dry_run=True)
+    assert "(results/s/ is not writable) and stops before any job" in dry[0].action
+    (finding,) = preflight(tree)
+    assert finding.blocking and finding.path == TABLE
+    assert finding.action.startswith(f"could not move it to {TABLE}.rejected (")
+    assert finding.action.endswith(
+        "nothing started, so that no job reads it: make results/s/ writable, then run again"
+    )
+    assert sums(tree) == before
+
+
+def test_a_processed_array_that_cannot_be_set_aside_blocks_the_run(tree):
+    npz = "data/processed/d.npz"
+    atomic_write_bytes(tree / npz, b"array")
+    Run("convert").stamp(npz)
+    (tree / npz).write_bytes(b"arrax")  # a flip; its sidecar untouched
+    (tree / f"{npz}.rejected").mkdir()
+    before = sums(tree, (npz, f"{npz}.meta.json"))
+    (finding,) = preflight(tree)
+    assert finding.blocking and finding.path == npz
+    assert finding.problem.startswith("does not match its provenance sidecar")
+    assert f"remove or rename {npz}.rejected, which is in the way" in finding.action
+    assert sums(tree, (npz, f"{npz}.meta.json")) == before
+
+
+def test_a_result_that_cannot_be_read_blocks_the_run(tree, monkeypatch):
+    """An I/O error while hashing (a bad disk block, a file another user owns): the file is
+    not known to be sound, so no job may read it."""
+    real = galu.workflow.preflight.sha256_file
+
+    def failing(path):
+        if str(path).endswith(TABLE):
+            raise OSError(errno.EIO, "Input/output error", str(path))
+        return real(path)
+
+    monkeypatch.setattr(galu.workflow.preflight, "sha256_file", failing)
+    (finding,) = preflight(tree)
+    assert finding.blocking and finding.path == TABLE
+    assert finding.problem == "could not be read to check it (Input/output error)"
+    assert finding.action == (
+        "nothing started, so that no job reads it unchecked: make it readable, or move it out"
+        " of the tree, then run again"
+    )
+    assert rejected(tree) == []
+
+
+def test_a_sidecar_that_cannot_be_set_aside_does_not_block_once_its_output_is(tree):
+    damage(tree)
+    (tree / f"{TABLE}.meta.json.rejected").mkdir()
+    (finding,) = preflight(tree)
+    assert not finding.blocking and not (tree / TABLE).exists()  # nothing can read it now
+    assert finding.action == (
+        f"moved it to {TABLE}.rejected (its sidecar could not be moved: the set-aside name is"
+        " taken by a folder); this run remakes it"
+    )
+
+
+@pytest.mark.parametrize("cache", [b"[1, 2]", b'"text"', b"null", b"{not json"])
+def test_a_damaged_pass_cache_is_no_cache(tree, cache):
+    assert preflight(tree) == []
+    (tree / CHECKED_CACHE).write_bytes(cache)
+    damage(tree)
+    (finding,) = preflight(tree)  # no crash: everything is hashed again
+    assert finding.path == TABLE and "changed after it was written" in finding.problem
+
+
+def test_a_pass_cache_that_cannot_be_written_is_said_not_fatal(tree):
+    (tree / ".snakemake").write_text("a file where the folder belongs")
+    (finding,) = preflight(tree)
+    assert not finding.blocking and finding.path == CHECKED_CACHE.as_posix()
+    assert finding.problem.startswith("could not record which files passed (")
+    assert finding.action == "the next run hashes them again"
+    assert blocked([finding]) is None
+
+
+def test_an_integrity_log_that_cannot_be_written_is_said(tree):
+    damage(tree)
+    (tree / "logs/integrity.log").mkdir(parents=True)
+    lines = []
+    announce(preflight(tree), lines.append, tree)
+    assert lines[0].startswith(f"galu: {TABLE}: changed after it was written")
+    assert (
+        lines[1] == "galu: could not append the lines above to logs/integrity.log (Is a directory)"
+    )

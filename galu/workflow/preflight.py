@@ -14,12 +14,18 @@ from), so that nothing reads a result the audit would reject: one that fails is 
 with its sidecar and its job runs again. It also deletes the hidden temporary files that jobs
 killed in the middle of an atomic write leave behind. Nothing is touched while a Snakemake
 lock is held (another run may be writing), and a dry run only reports.
+
+The pre-flight never degrades silently: a file that fails and cannot be set aside (the
+set-aside name is taken, the folder is read-only), or that cannot be read to check it, is a
+*blocking* finding, and the run stops before any job starts (nothing may read it), saying
+what is in the way; a dry run says that a real run would stop.
 ``workflow/rules/common.smk`` calls it in Snakemake's main process only; the configuration's
 own contradictions are :mod:`galu.workflow.consistency`'s.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -53,6 +59,8 @@ class DataFinding:
     path: str
     problem: str
     action: str
+    # The file fails (or could not be checked) and is still where a job would read it.
+    blocking: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}: {self.problem}; {self.action}"
@@ -66,8 +74,81 @@ def lock_held(root: Path) -> bool:
 
 def _set_aside(path: Path) -> Path:
     target = path.with_name(path.name + REJECTED_SUFFIX)
+    if target.is_dir():  # os.replace would say only "Is a directory"
+        taken = "the set-aside name is taken by a folder"
+        raise IsADirectoryError(errno.EISDIR, taken, str(target))
     os.replace(path, target)
     return target
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _fix(root: Path, path: Path, error: OSError | None) -> str:
+    """What the person must do so that ``path`` can be set aside (``error``: why it could not)."""
+    target = path.with_name(path.name + REJECTED_SUFFIX)
+    code = error.errno if error is not None else None
+    if target.is_dir() or code in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+        return f"remove or rename {_rel(root, target)}, which is in the way"
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or not _writable(path.parent):
+        return f"make {_rel(root, path.parent)}/ writable"
+    return f"move {_rel(root, path)} out of the tree"
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    return not read_only and os.access(folder, os.W_OK)
+
+
+def _obstacle(root: Path, path: Path) -> str | None:
+    """Why a real run could not set ``path`` aside (None when nothing is in the way)."""
+    target = path.with_name(path.name + REJECTED_SUFFIX)
+    if target.is_dir():
+        return f"{_rel(root, target)} is a folder"
+    if not _writable(path.parent):
+        return f"{_rel(root, path.parent)}/ is not writable"
+    return None
+
+
+def _stuck(root: Path, path: Path, problem: str, error: OSError) -> DataFinding:
+    """A file that fails and could not be set aside: nothing may read it."""
+    target = _rel(root, path.with_name(path.name + REJECTED_SUFFIX))
+    why = error.strerror or str(error)
+    action = (
+        f"could not move it to {target} ({why}); nothing started, so that no job reads it:"
+        f" {_fix(root, path, error)}, then run again"
+    )
+    return DataFinding(_rel(root, path), problem, action, blocking=True)
+
+
+def _unreadable(root: Path, path: Path, error: OSError) -> DataFinding:
+    """A file the pre-flight could not read to check: nothing may read it unchecked."""
+    problem = f"could not be read to check it ({error.strerror or error})"
+    action = (
+        "nothing started, so that no job reads it unchecked: make it readable, or move it"
+        " out of the tree, then run again"
+    )
+    return DataFinding(_rel(root, path), problem, action, blocking=True)
+
+
+def _dry_action(root: Path, path: Path, remedy: str) -> str:
+    """What a real run would do with a failing ``path`` (a dry run touches nothing)."""
+    rel = _rel(root, path)
+    obstacle = _obstacle(root, path)
+    if obstacle is None:
+        return f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
+    fix = _fix(root, path, None)
+    return (
+        f"a real run cannot move it to {rel}{REJECTED_SUFFIX} ({obstacle}) and stops before"
+        f" any job: {fix}, then run again"
+    )
 
 
 class _Checked:
@@ -86,10 +167,13 @@ class _Checked:
     def __init__(self, root: Path) -> None:
         self.root, self.path = root, root / CHECKED_CACHE
         try:
-            self.entries: dict[str, list] = json.loads(self.path.read_text())
+            entries = json.loads(self.path.read_text())
         except (OSError, ValueError):
-            self.entries = {}
+            entries = {}
+        # A cache of another shape (damaged, hand-edited) is no cache: every file is hashed.
+        self.entries: dict[str, list] = entries if isinstance(entries, dict) else {}
         self.changed = False
+        self.unsaved: OSError | None = None
 
     @staticmethod
     def _key(path: Path, expected: str) -> list:
@@ -106,9 +190,13 @@ class _Checked:
             self.changed = True
 
     def save(self) -> None:
+        """Write the stamps; a failure (read-only ``.snakemake``) only costs rehashing."""
         if self.changed:
             data = json.dumps(self.entries, indent=1, sort_keys=True).encode()
-            atomic_write_bytes(self.path, data)
+            try:
+                atomic_write_bytes(self.path, data)
+            except OSError as error:
+                self.unsaved = error
 
 
 def _screen(
@@ -118,27 +206,38 @@ def _screen(
     files: Iterable[tuple[Path, str | None, Any]],
     problem_of: Callable[[Path], str | None],
     remedy: str,
-    repair: Callable[[Path, Any], tuple[str, bool]],
+    repair: Callable[[Path, Any], tuple[str, bool, bool]],
 ) -> Iterator[DataFinding]:
     """Check each ``(path, expected sha256, item)`` of ``files`` not known to have passed
     with these bytes (``problem_of(path)`` is None when it passes). A failure is set aside,
-    then ``repair(path, item)`` says what else it did and whether to stop checking ``files``;
-    a dry run only says that a real run would set it aside and ``remedy``."""
+    then ``repair(path, item)`` says what else it did, whether to stop checking ``files`` and
+    whether what is left still blocks the run; a dry run only says that a real run would set
+    it aside and ``remedy`` (or could not, and would stop)."""
     for path, expected, item in files:
-        if checked.passed(path, expected):
+        try:
+            if checked.passed(path, expected):
+                continue
+            problem = problem_of(path)
+        except FileNotFoundError:  # gone since it was listed: nothing can read it
             continue
-        problem = problem_of(path)
+        except OSError as error:
+            yield _unreadable(root, path, error)
+            continue
         if problem is None:
             checked.record(path, expected)
             continue
         rel = path.relative_to(root).as_posix()
         if dry_run:
-            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
+            action = _dry_action(root, path, remedy)
             yield DataFinding(rel, problem, action)
             continue
-        moved = _set_aside(path).relative_to(root).as_posix()
-        then, stop = repair(path, item)
-        yield DataFinding(rel, problem, f"moved it to {moved}{then}")
+        try:
+            moved = _set_aside(path).relative_to(root).as_posix()
+        except OSError as error:
+            yield _stuck(root, path, problem, error)
+            continue
+        then, stop, blocking = repair(path, item)
+        yield DataFinding(rel, problem, f"moved it to {moved}{then}", blocking)
         if stop:
             return
 
@@ -147,9 +246,8 @@ def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[D
     arrays = sorted((root / "data" / "processed").glob("*.npz"))
     files = ((npz, recorded_sha256(npz), None) for npz in arrays)
     rebuilt = "; this run rebuilds it from the verified raw archives"
-    yield from _screen(
-        root, dry_run, checked, files, sidecar_mismatch, "rebuilds it", lambda *_: (rebuilt, False)
-    )
+    repair = lambda *_: (rebuilt, False, False)  # noqa: E731
+    yield from _screen(root, dry_run, checked, files, sidecar_mismatch, "rebuilds it", repair)
 
 
 def _manifest_files(manifest: Path) -> list[dict[str, Any]]:
@@ -180,36 +278,50 @@ def _restore(entry: Mapping[str, Any], dest: Path) -> str | None:
         return None
     if sha256_file(src) != entry.get("sha256"):
         return None
-    with atomic_path(dest) as tmp:
-        shutil.copyfile(src, tmp)
+    try:
+        with atomic_path(dest) as tmp:
+            shutil.copyfile(src, tmp)
+    except OSError:  # the folder cannot take it (full, read-only): fetch it again instead
+        return None
     if sha256_file(dest) != entry.get("sha256"):  # pragma: no cover - the copy itself failed
         _set_aside(dest)
         return None
     return source
 
 
-def _refetch(root: Path, manifest: Path) -> str:
+def _refetch(root: Path, manifest: Path) -> tuple[str, bool]:
     """Make Snakemake run the download again: set aside the manifest (the download job's
     output) and the processed array made from these archives (else Snakemake, finding the
-    array up to date, would never ask for the missing archive)."""
+    array up to date, would never ask for the missing archive). Returns what it did and
+    whether something it had to set aside is still in place (the run must stop)."""
     processed = root / "data" / "processed" / f"{manifest.parent.name}.npz"
-    moved = [
-        _set_aside(path).relative_to(root).as_posix()
-        for path in (manifest, Path(f"{manifest}{SIDECAR_SUFFIX}"), processed)
-        if path.exists()
-    ]
+    moved, stuck = [], []
+    for path in (manifest, Path(f"{manifest}{SIDECAR_SUFFIX}"), processed):
+        if path.exists():
+            try:
+                moved.append(_set_aside(path).relative_to(root).as_posix())
+            except OSError as error:
+                stuck.append((path, error))
+    if stuck:
+        path, error = stuck[0]
+        names = ", ".join(_rel(root, p) for p, _ in stuck)
+        return (
+            f"; could not set aside {names} ({error.strerror or error}), so this run cannot"
+            f" fetch the archive again; nothing started: {_fix(root, path, error)}, then run again"
+        ), True
     return (
-        f"set aside {', '.join(moved)}; this run fetches the archive again from a source that "
-        "passes verification and rebuilds what was made from it"
-    )
+        f"; set aside {', '.join(moved)}; this run fetches the archive again from a source"
+        " that passes verification and rebuilds what was made from it"
+    ), False
 
 
 def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
-    def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool]:
+    def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool, bool]:
         source = _restore(entry, path)
         if source is not None:
-            return f" and restored it from {source} (sha256 verified)", False
-        return "; " + _refetch(root, manifest), True  # the whole dataset is fetched again
+            return f" and restored it from {source} (sha256 verified)", False, False
+        then, blocking = _refetch(root, manifest)
+        return then, True, blocking  # the whole dataset is fetched again
 
     problem_of = functools.partial(_raw_problem, root)
     for manifest in sorted((root / "data" / "raw").glob("*/sources.json")):
@@ -284,32 +396,54 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
     current: dict[str, str] = {}
     sound: dict[Path, dict[str, Any]] = {}
     failed: list[tuple[Path, str]] = []
+    unreadable: list[DataFinding] = []
     for path in _result_files(root):
-        problem, record, key = _sidecar_problem(root, path)
-        if problem is None and not checked.passed(path, key):
-            actual, recorded = sha256_file(path), record["output"]["sha256"]
-            if actual == recorded:
-                checked.record(path, key)
-            else:
-                problem = (
-                    f"changed after it was written (sha256 {actual[:12]}…,"
-                    f" recorded {recorded[:12]}…)"
-                )
+        try:
+            problem, record, key = _sidecar_problem(root, path)
+            if problem is None and not checked.passed(path, key):
+                actual, recorded = sha256_file(path), record["output"]["sha256"]
+                if actual == recorded:
+                    checked.record(path, key)
+                else:
+                    problem = (
+                        f"changed after it was written (sha256 {actual[:12]}…,"
+                        f" recorded {recorded[:12]}…)"
+                    )
+        except FileNotFoundError:  # gone since it was listed: nothing can read it
+            continue
+        except OSError as error:
+            unreadable.append(_unreadable(root, path, error))
+            continue
         if problem is None:
             current[path.relative_to(root).as_posix()] = record["output"]["sha256"]
             sound[path] = record
         else:
             failed.append((path, problem))
+    yield from unreadable
     failed += [(p, why) for p, r in sound.items() if (why := _stale_input(root, p, r, current))]
     for path, problem in failed:
         rel = path.relative_to(root).as_posix()
         if dry_run:
-            action = f"a real run moves it to {rel}{REJECTED_SUFFIX} and remakes it"
-        else:
-            for item in (path, sidecar_path(path)):
-                if item.exists():
-                    _set_aside(item)
-            action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
+            action = _dry_action(root, path, "remakes it")
+            yield DataFinding(rel, problem, action)
+            continue
+        try:
+            _set_aside(path)
+        except FileNotFoundError:  # gone since it was checked: nothing can read it
+            continue
+        except OSError as error:
+            yield _stuck(root, path, problem, error)
+            continue
+        action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
+        side = sidecar_path(path)
+        try:
+            if side.exists():
+                _set_aside(side)
+        except OSError as error:  # the output is out of the way: its job remakes both
+            action = (
+                f"moved it to {rel}{REJECTED_SUFFIX} (its sidecar could not be moved:"
+                f" {error.strerror or error}); this run remakes it"
+            )
         yield DataFinding(rel, problem, action)
 
 
@@ -323,15 +457,20 @@ def _check_temporaries(root: Path, dry_run: bool) -> Iterator[DataFinding]:
         for tmp in sorted(base.rglob(".*.tmp")):
             if tmp.is_file():
                 rel = tmp.relative_to(root).as_posix()
-                if not dry_run:
-                    tmp.unlink(missing_ok=True)
                 action = "a real run deletes it" if dry_run else "deleted it"
+                if not dry_run:
+                    try:
+                        tmp.unlink(missing_ok=True)
+                    except OSError as error:  # never read as an output: harmless, said
+                        action = f"could not delete it ({error.strerror or error})"
                 yield DataFinding(rel, "left by a job killed while writing", action)
 
 
 def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding]:
-    """Find (and unless ``dry_run`` set aside) raw archives and processed arrays that fail,
-    and delete the temporary files of killed jobs.
+    """Find (and unless ``dry_run`` set aside) raw archives, processed arrays and results
+    that fail, and delete the temporary files of killed jobs. A finding that is ``blocking``
+    names a file that fails (or could not be checked) and is still in place: the caller
+    must start no job (:func:`blocked`).
 
     Nothing is touched while a Snakemake lock is held in ``root``: another run may be
     writing these files right now (its own pre-flight has checked them).
@@ -349,11 +488,33 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding
             _check_results(root, dry_run, checked),
         ):
             findings.extend(check)
-        checked.save()
-    except OSError as error:  # e.g. a read-only data folder, or a file another run moved
-        problem = f"the data pre-flight could not finish ({error})"
-        findings.append(DataFinding(str(error.filename or "data"), problem, "jobs verify on use"))
+    except OSError as error:  # a folder it could not list: what is in it went unchecked
+        problem = f"the pre-flight could not finish ({error.strerror or error})"
+        action = (
+            "nothing started, so that no job reads a file it did not check: make it readable"
+            " (or move it out of the tree), then run again"
+        )
+        where = _rel(root, Path(error.filename)) if error.filename else "data"
+        findings.append(DataFinding(where, problem, action, blocking=True))
+    checked.save()
+    if checked.unsaved is not None and not dry_run:
+        error = checked.unsaved
+        problem = f"could not record which files passed ({error.strerror or error})"
+        then = "the next run hashes them again"
+        findings.append(DataFinding(CHECKED_CACHE.as_posix(), problem, then))
     return findings
+
+
+def blocked(findings: Iterable[DataFinding]) -> str | None:
+    """The line that stops a run whose pre-flight left a failing file in place (None when
+    nothing blocks): each such finding above says what to do."""
+    stuck = [f.path for f in findings if f.blocking]
+    if not stuck:
+        return None
+    return (
+        f"nothing started: {len(stuck)} file(s) fail their check and are still where a job"
+        f" would read them ({', '.join(stuck)}); do what each line above says, then run again"
+    )
 
 
 def announce(
@@ -368,7 +529,10 @@ def announce(
         import datetime as _dt
 
         log = root / _LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.writelines(f"{stamp} {line}\n" for line in lines)
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as handle:
+                handle.writelines(f"{stamp} {line}\n" for line in lines)
+        except OSError as error:
+            emit(f"galu: could not append the lines above to {_LOG} ({error.strerror or error})")

@@ -15,11 +15,11 @@ from galu.workflow.equivalence import Ledger, LedgerError
 from galu.workflow.config import ConfigError, load_yaml, validate_files
 from galu.workflow.consistency import check_consistency
 from galu.workflow.costs import CostModel
-from galu.workflow.lastgood import restore_missing
+from galu.workflow.lastgood import SNAPSHOT, put_back
 from galu.workflow.lastgood import snapshot as snapshot_outputs
 from galu.workflow.plan import SKIP_ENV, format_problems, job_request, machine_memory_gb
 from galu.workflow.plan import cost_preflight
-from galu.workflow.preflight import announce, preflight
+from galu.workflow.preflight import announce, blocked, preflight
 from galu.workflow.profiles import check_placeholders
 from galu.workflow.provenance import sidecar_path
 from galu.workflow.report_build import build_path as report_build_path
@@ -58,12 +58,18 @@ if workflow.is_main_process:
     # Raw archives and processed arrays whose bytes fail their checks are set aside (never
     # used), so the jobs that make them run again; a dry run only reports them.
     DRY_RUN = workflow.output_settings.dryrun
+    FINDINGS = preflight(Path("."), dry_run=DRY_RUN)
     announce(
-        preflight(Path("."), dry_run=DRY_RUN),
+        FINDINGS,
         lambda line: print(line, file=sys.stderr),
         Path("."),
         record=not DRY_RUN,
     )
+    # A failing file the pre-flight could not set aside (the set-aside name taken, a
+    # read-only folder) must not be read by any job: stop before the first one.
+    if not DRY_RUN and (stop := blocked(FINDINGS)):
+        print(f"galu: {stop}", file=sys.stderr)
+        sys.exit(2)
 
 # On a machine without a GPU, device auto and cpu both run on the CPU: the same results, so
 # the rules' device param must be the same (changing it must not rerun anything). Elsewhere
@@ -277,21 +283,47 @@ def start_warm_jobs(jobs):
 
 
 # A failed rerun keeps the last good outputs (galu/workflow/lastgood.py): linked when the run
-# starts, put back when it fails, and their jobs marked incomplete so the next run still redoes
-# them.
-onstart:
-    check_costs(workflow.dag.needrun_jobs())
-    snapshot_outputs()
-    start_warm_jobs(workflow.dag.needrun_jobs())
+# starts (an output missing then keeps its previous last good version), put back when it
+# fails, and their jobs marked incomplete so the next run still redoes them.
+def run_outputs():
+    """Every output of this run's jobs (relative paths, sidecars included)."""
+    return {str(f) for j in workflow.dag.jobs for f in j.output}
 
 
-onerror:
-    restored = restore_missing()
+def keep_last_good():
+    try:
+        kept = snapshot_outputs()
+    except OSError as error:  # the previous snapshot, if any, is left as it was
+        print(
+            f"galu: could not update the last good outputs in {SNAPSHOT}/ ({error});"
+            " a failed run puts back only what the previous snapshot holds.",
+            file=sys.stderr,
+        )
+        return
+    mine = sorted(set(kept.carried) & run_outputs())
+    if mine:
+        print(
+            f"galu: {len(mine)} output(s) of this run are missing or fail their check now"
+            f" (e.g. {mine[0]}); their last good version stays in {SNAPSHOT}/ and is put"
+            " back if the run fails.",
+            file=sys.stderr,
+        )
+
+
+def put_back_last_good():
+    try:
+        back = put_back(".", run_outputs())
+    except OSError as error:
+        print(
+            f"galu: the run failed and the last good outputs could not be put back ({error});"
+            f" they are still in {SNAPSHOT}/.",
+            file=sys.stderr,
+        )
+        return
+    restored = back.restored
     if restored:
         failed = [
-            j
-            for j in workflow.dag.jobs
-            if {str(f) for f in j.output} & set(restored)
+            j for j in workflow.dag.jobs if {str(f) for f in j.output} & set(restored)
         ]
         for job in failed:
             workflow.persistence.started(job)
@@ -301,6 +333,22 @@ onerror:
             f" job(s): {', '.join(sorted({j.rule.name for j in failed})) or 'none'}.",
             file=sys.stderr,
         )
+    for output, why in back.refused:
+        print(
+            f"galu: the run failed; the last good copy of {output} in {SNAPSHOT}/ is not"
+            f" put back: {why}. The next run makes it again.",
+            file=sys.stderr,
+        )
+
+
+onstart:
+    check_costs(workflow.dag.needrun_jobs())
+    keep_last_good()
+    start_warm_jobs(workflow.dag.needrun_jobs())
+
+
+onerror:
+    put_back_last_good()
 
 
 # Every rule's code closure (galu/workflow/closure.py): its script and each galu module and package
