@@ -199,6 +199,9 @@ def test_stage_of_a_rule(rule, stage):
 
 def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    # Not a git checkout, whatever lies above the temporary folder (a CI run beside other
+    # test sessions once found a repository there and recorded its commit).
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert paper_section(".").startswith("No run at the paper level is published yet")
     _fake_run()
     # a finished job of a stage the claims do not cover yet
