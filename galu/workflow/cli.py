@@ -73,9 +73,15 @@ def _inside(root: Path, path: str, option: str) -> Path:
         return full.relative_to(root.resolve())
     except ValueError:
         tree = "the audited tree" if option in ("--explain", "--folders") else "the checkout"
+        example = {
+            "--explain": "figures/...",
+            "--folders": "results",
+            "--results": "results/paper-cpu",
+            "--configfile": "config/paper.yaml",
+        }.get(option, "results/...")
         raise UsageError(
             f"{option} {path} is outside {tree} {root.resolve()}; give a path inside it (e.g."
-            " figures/...), or --root its checkout"
+            f" {example}), or --root its checkout"
         ) from None
 
 
