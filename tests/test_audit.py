@@ -342,3 +342,151 @@ def test_explain_names_the_drawing_and_computing_functions():
     ), said
     del record["drawn_by"], record["params"]
     assert "drawn by" not in _describe(record) and "computed" not in _describe(record)
+
+
+# Every JSON type a hand edit or a broken tool could put in a sidecar field.
+JSON_TYPES = {"null": None, "number": 7, "string": "text", "list": [], "object": {}, "bool": True}
+
+
+def _field_paths(value, prefix=()):
+    """Every field of a JSON value, as key/index paths, the containers included."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, child in items:
+        yield (*prefix, key)
+        if isinstance(child, (dict, list)) and child:
+            yield from _field_paths(child, (*prefix, key))
+
+
+def _replaced(record, path, new):
+    import copy
+
+    out = copy.deepcopy(record)
+    holder = out
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = new
+    return out
+
+
+def _full_chain(root):
+    """A figure made from a table made by coded scripts from a processed dataset with its
+    raw archive: a sidecar with every field the audit and --explain read."""
+    from galu.workflow.closure import CodeScanner
+
+    _coded_tree(root)
+    scanner = CodeScanner(root)
+    (root / "data/raw/toy").mkdir(parents=True)
+    (root / "data/raw/toy/train.gz").write_bytes(b"raw")
+    Run("download").stamp("data/raw/toy/train.gz")
+    dataset = Run(
+        "prepare", wildcards={"dataset": "toy"}, extra={"raw_files": [{"name": "train.gz"}]}
+    )
+    dataset.write_csv(pd.DataFrame({"x": [1]}), "data/processed/toy.csv")
+    table = Run(
+        "make",
+        wildcards={"a": 1},
+        params={"lr": 0.1, "computed_by": {"t": ["galu.maths.f"]}},
+        inputs=["data/processed/toy.csv"],
+        code=scanner.closure("scripts/make.py").record(),
+        extra={"drawn_by": "galu.maths.f", "data_substitute": False},
+    )
+    table.write_csv(pd.DataFrame({"x": [1]}), "results/s/x.csv")
+    plot = Run("plot", inputs=["results/s/x.csv"], code=scanner.closure("scripts/plot.py").record())
+    plot.write_csv(pd.DataFrame({"y": [1]}), "figures/y.csv")
+
+
+def test_every_sidecar_field_of_every_json_type_is_named_never_a_crash(
+    tmp_path, monkeypatch, capsys
+):
+    """A property test over every field of a full sidecar (the table's, and the dataset's
+    with its raw_files) times every JSON type: `galu audit`, `galu audit --explain` of the
+    figure above it and of the file itself always answer (exit 0 or 1, never an exception);
+    a field the commands read that has the wrong type is named as a malformed sidecar, with
+    what was expected, and the other outputs are still judged."""
+    from galu.workflow.audit import shape_problem
+
+    monkeypatch.chdir(tmp_path)
+    _full_chain(tmp_path)
+    assert main(["audit"]) == 0
+    named = cases = 0
+    for rel in ("results/s/x.csv", "data/processed/toy.csv"):
+        side = tmp_path / f"{rel}.meta.json"
+        original = side.read_bytes()
+        record = json.loads(original)
+        for path in _field_paths(record):
+            for kind, new in JSON_TYPES.items():
+                mutated = _replaced(record, path, new)
+                side.write_bytes(sealed_sidecar(mutated))  # sealed: the field itself is judged
+                capsys.readouterr()
+                case = f"{rel} {'.'.join(map(str, path))} = {kind}"
+                assert main(["audit"]) in (0, 1), case
+                out = capsys.readouterr().out
+                for target in ("figures/y.csv", rel):
+                    assert main(["audit", "--explain", target]) in (0, 1), case
+                problem = shape_problem(mutated)
+                if problem:
+                    assert f"PROBLEM {rel}: sidecar {side.name} {problem}" in out, case
+                    assert "PROBLEM figures/y.csv: sidecar" not in out, case
+                    named += 1
+                cases += 1
+        side.write_bytes(original)
+    assert "Traceback" not in capsys.readouterr().err
+    # output, inputs, code, git and raw_files of either sidecar, in every type they cannot take
+    assert cases > 300 and named > 120, (cases, named)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("inputs", [{"path": "../secret.txt"}], "input whose path '../secret.txt' lies outside"),
+        ("inputs", [{"path": "SECRET"}], "lies outside the repository"),
+        ("inputs", [{"path": "results/\0x"}], "is not a plain path"),
+        ("code", {"script": "SECRET"}, "has a code script"),
+        ("code", {"script": "../secret.txt"}, "code script '../secret.txt' that lies outside"),
+        ("code", {"script": "scripts/make.py", "imports": ["..secret"]}, "malformed code record"),
+        ("raw_files", [{"name": "../../../secret.txt"}], "has malformed raw_files"),
+        ("wildcards", {"dataset": "../.."}, "has raw_files but no dataset name"),
+        ("git", {"commit": ["a"], "dirty": "yes"}, "has a malformed git record"),
+    ],
+)  # fmt: skip
+def test_a_sidecar_never_makes_galu_read_a_file_outside_the_repository(
+    tmp_path, monkeypatch, capsys, field, value, problem
+):
+    """Paths in a sidecar that lead out of the repository (``..``, absolute, NUL): the
+    sidecar is named as malformed and no file outside the repository is opened by the audit,
+    its --explain or ``galu explain``'s chain (every open is recorded)."""
+    import builtins
+    import io
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not yours")
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    _full_chain(root)
+    rel = "data/processed/toy.csv" if field in ("raw_files", "wildcards") else "results/s/x.csv"
+    side = root / f"{rel}.meta.json"
+    record = json.loads(side.read_text())
+    if field == "inputs":
+        value = [{**value[0], "sha256": "0" * 64}]
+    if field == "code":
+        value = {**record["code"], **value}
+    value = json.loads(json.dumps(value).replace("SECRET", str(secret)))
+    record[field] = value
+    side.write_bytes(sealed_sidecar(record))
+    opened = []
+    real_open = builtins.open
+
+    def recording_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", recording_open)
+    monkeypatch.setattr(io, "open", recording_open)
+    assert main(["audit"]) == 1
+    out = capsys.readouterr().out
+    assert f"PROBLEM {rel}: sidecar {side.name} " in out and problem in out, out
+    assert main(["audit", "--explain", "figures/y.csv"]) == 1
+    assert problem in capsys.readouterr().out
+    assert main(["audit", "--explain", rel]) == 1
+    assert opened and [p for p in opened if "secret" in p] == []  # (every open was recorded)

@@ -128,3 +128,75 @@ def test_run_passes_a_valid_command_line_to_snakemake_unchanged(checkout):
     out = galu("run", "--version", cwd=checkout)
     expected = run([tool("snakemake"), "--version"], cwd=checkout).stdout
     assert out.returncode == 0 and out.stdout == expected
+
+
+# Hostile places and arguments (#39, pattern 5): each one message naming the problem and
+# the fix, exit 2, no traceback; nothing read outside the tree given.
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dvc"], "is not a galu checkout (no config/config.yaml): run galu from the repo"),
+        (["dvc", "--update", "--root", "/no/such"], "/no/such is not a galu checkout (no config"),
+        (["audit", "--folders", "../.."], "--folders ../.. is outside the audited tree"),
+        (["audit", "--explain", "../secret.txt"], "--explain ../secret.txt is outside the audited"),
+    ],
+)
+def test_outside_a_checkout_every_command_refuses_without_a_traceback(tmp_path, args, message):
+    (tmp_path / "secret.txt").write_text("not yours")
+    place = tmp_path / "here"
+    place.mkdir()
+    out = galu(*args, cwd=place)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "--configfile", "config/bad.yaml"], "config/bad.yaml is not valid YAML at line"),
+        (["plan", "--config", "seed=[1,"], "--config 'seed=[1,': the value is not valid YAML"),
+        (["explain", "--results", "../.."], "--results ../.. is outside the checkout"),
+        (["explain", "--results", "/etc"], "--results /etc is outside the checkout"),
+        (["publish", "--scale", "paper-cpu", "--configfile", "/etc/passwd"],
+         "--configfile /etc/passwd is outside the checkout"),
+        (["dvc"], "cannot read the DVC stages"),
+    ],
+)  # fmt: skip
+def test_garbage_arguments_in_a_checkout_are_named_without_a_traceback(checkout, args, message):
+    (checkout / "config/bad.yaml").write_text("seed: [1,\n")
+    out = galu(*args, cwd=checkout)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_folder_galu_may_not_write_is_named_with_the_fix(tmp_path, monkeypatch, capsys):
+    """A read-only checkout (simulated: the tests run as root, who may write anywhere): the
+    command names the folder and the fix, exit 2, no traceback, the README untouched;
+    GALU_TRACEBACK=1 shows where it happened instead."""
+    import errno
+    import tempfile
+
+    from galu.workflow.cli import main
+    from galu.workflow.publish import PAPER_MARKERS
+    from galu.workflow.readme_sections import QUICK_MARKERS
+
+    monkeypatch.chdir(tmp_path)
+    text = "\n".join(["# T", *QUICK_MARKERS, *PAPER_MARKERS, ""])
+    Path("README.md").write_text(text)
+    Path("claims.md").write_text("new table\n")
+
+    def read_only(*args, dir=None, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(dir))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    assert main(["readme", "--update", "--claims", "claims.md"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"galu readme: {tmp_path}: Permission denied; make it writable (or run galu where you"
+        " may write). Nothing it had written is left half-done (set GALU_TRACEBACK=1 to see"
+        " where it happened)\n"
+    )
+    assert Path("README.md").read_text() == text
+    monkeypatch.setenv("GALU_TRACEBACK", "1")
+    with pytest.raises(PermissionError):
+        main(["readme", "--update", "--claims", "claims.md"])

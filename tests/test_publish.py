@@ -12,12 +12,14 @@ import pytest
 from galu.workflow.audit import audit_tree
 from galu.workflow.cli import main
 from galu.workflow.jobs import stage_of
-from galu.workflow.provenance import Run
+from galu.workflow.provenance import Run, sealed_sidecar, sha256_file
 from galu.workflow.publish import (
     PAPER_MARKERS,
     PublishError,
+    commits_text,
     described_path,
     paper_section,
+    publication_folder,
     publication_of,
     publish,
     run_times,
@@ -25,14 +27,14 @@ from galu.workflow.publish import (
 from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
 
 
-def _fake_run(scale: str = "paper-cpu") -> None:
+def _fake_run(scale: str = "paper-cpu", eta: float = 0.5) -> None:
     """A finished run of ``scale`` in the current folder: one source table made from a
     dataset array, the claims table made from it (with reductions in its params)."""
-    Path("data/processed").mkdir(parents=True)
+    Path("data/processed").mkdir(parents=True, exist_ok=True)
     Path("data/processed/a.npz").write_bytes(b"array")
     source = f"results/{scale}/scm/stability.csv"
     Run("scm_stability", inputs=["data/processed/a.npz"]).write_csv(
-        pd.DataFrame({"eta": [0.5, 2.0]}), source
+        pd.DataFrame({"eta": [eta, 2.0]}), source
     )
     reductions = [{"text": "N = 1,000", "claims": ["c2"]}]
     params = {"reductions": reductions, "stages": ["scm", "normalization"]}
@@ -365,3 +367,208 @@ def test_a_damaged_or_partly_deleted_run_never_replaces_the_last_publication(tmp
     with pytest.raises(PublishError, match=r"incomplete: results/paper-cpu/scm/stability.csv"):
         publish("paper-cpu", configfiles=[], machine="m")
     assert {p: p.read_bytes() for p in Path("published").rglob("*") if p.is_file()} == kept
+
+
+def _checksums(folder: str = "published") -> dict[str, str]:
+    """sha256 of every file under ``folder`` (what a failed publish must leave as it was)."""
+    return {p.as_posix(): sha256_file(p) for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+def _rerun_table(value: float) -> None:
+    """The run made again with other numbers (so a new publication differs)."""
+    _fake_run(eta=value)
+
+
+def _site(root: Path = Path(".")) -> None:
+    """The parts of a checkout `galu publish` reads besides the run."""
+    (root / "config").mkdir(exist_ok=True)
+    for name in ("config", "paper", "paper-cpu"):
+        (root / f"config/{name}.yaml").write_text(f"scale: {name.replace('config', 'quick')}\n")
+
+
+@pytest.mark.parametrize("in_progress", [False, True], ids=["publication", "in-progress"])
+@pytest.mark.parametrize("after", [0, 3, 5])
+def test_a_crash_mid_copy_keeps_the_last_publication_byte_for_byte(
+    tmp_path, monkeypatch, capsys, in_progress, after
+):
+    """The disk fills after ``after`` files of the new publication were copied: every byte of
+    the previous publication is kept (sha256 of each file before and after), nothing else is
+    left under published/, the command says which file and what to do (exit 2, no
+    traceback); once the disk has room the same command replaces it whole."""
+    import errno
+
+    from galu.workflow import publish as publish_module
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    _site()
+    flag = ["--in-progress"] if in_progress else []
+    assert main(["publish", "--scale", "paper-cpu", *flag]) == 0
+    before = _checksums()
+    _rerun_table(0.75)
+    copies = []
+    real = publish_module.copy_file
+
+    def full_disk(source, dest):
+        if len(copies) == after:
+            raise OSError(errno.ENOSPC, "No space left on device", str(dest))
+        copies.append(dest)
+        real(source, dest)
+
+    monkeypatch.setattr(publish_module, "copy_file", full_disk)
+    capsys.readouterr()
+    assert main(["publish", "--scale", "paper-cpu", *flag]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device; free some space and run it again" in err
+    assert ".paper-cpu.publishing/results/" in err and "Traceback" not in err
+    assert _checksums() == before
+    monkeypatch.setattr(publish_module, "copy_file", real)
+    assert main(["publish", "--scale", "paper-cpu", *flag]) == 0
+    folder = Path(publication_folder("paper-cpu", in_progress))
+    table = folder / "results/scm/stability.csv"
+    assert table.read_bytes() == Path("results/paper-cpu/scm/stability.csv").read_bytes()
+    assert b"0.75" in table.read_bytes() and audit_tree(".", ["published"]) == []
+    assert sorted(p.name for p in folder.parent.iterdir() if p.name.startswith(".")) == []
+
+
+def test_what_a_killed_publish_leaves_is_named_then_cleaned_or_put_back(
+    tmp_path, monkeypatch, capsys
+):
+    """A publish killed (kill -9: no clean-up runs) while it copies leaves its unfinished
+    folder, killed between its two renames leaves the previous publication set aside, and
+    after the renames leaves it not yet deleted. The audit names each leftover once (and the
+    whole publication beside it stays clean, README's section unchanged); the next publish
+    cleans up, putting the previous publication back byte for byte when nothing replaced it;
+    a resume meanwhile says where it is."""
+    from galu.workflow.publish import leftover_problem, recover_interrupted
+    from galu.workflow.resume import ResumeError, resume
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    _site()
+    assert main(["publish", "--scale", "paper-cpu"]) == 0
+    before, section = _checksums(), paper_section(".")
+    target = Path("published/paper-cpu")
+    staging, aside = Path("published/.paper-cpu.publishing"), Path("published/.paper-cpu.replaced")
+    # killed while copying: a partial new publication beside the intact old one
+    shutil.copytree(target, staging)
+    (staging / "publication.json").unlink()
+    found = [str(f) for f in audit_tree(".", ["published"])]
+    assert found == [f"{staging.as_posix()}: {leftover_problem(staging.as_posix())}"]
+    assert "an unfinished publication left by an interrupted `galu publish`" in found[0]
+    assert main(["audit", "--folders", "published"]) == 1
+    assert "--forcerun" not in capsys.readouterr().out  # nothing of the run to rebuild
+    assert paper_section(".") == section
+    # killed between the renames: the previous publication is only there set aside
+    target.rename(aside)
+    with pytest.raises(ResumeError, match=r"set the last one aside in published/\.paper-cpu\.re"):
+        resume("paper-cpu", ".")
+    assert [f.path for f in audit_tree(".", ["published"])] == [
+        staging.as_posix(),
+        aside.as_posix(),
+    ]
+    assert recover_interrupted(target) == [
+        "put back published/paper-cpu, set aside by an interrupted publication that never"
+        " replaced it",
+        "deleted published/.paper-cpu.publishing, left unfinished by an interrupted publication",
+    ]
+    assert _checksums() == before
+    # killed after the renames: the old one not yet deleted; the CLI says what it cleaned
+    shutil.copytree(target, aside)
+    _rerun_table(0.25)
+    capsys.readouterr()
+    assert main(["publish", "--scale", "paper-cpu"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "NOTE deleted published/.paper-cpu.replaced, the publication an interrupted one replaced"
+    )
+    assert sorted(p.name for p in Path("published").iterdir()) == ["paper-cpu"]
+    assert audit_tree(".", ["published"]) == []
+
+
+def test_publication_json_says_which_commits_and_whether_anything_was_uncommitted(
+    tmp_path, monkeypatch
+):
+    """The manifest names every commit the files were made on, ``commit`` only when that
+    is one, ``dirty`` when the checkout or any file had uncommitted changes (null when it is
+    not known), and the checkout it was published from: no longer the claims table's commit
+    called clean whatever the checkout or the other tables."""
+    from galu.workflow import provenance
+    from galu.workflow import publish as publish_module
+
+    monkeypatch.chdir(tmp_path)
+    a, b = "a" * 40, "b" * 40
+    monkeypatch.setattr(provenance, "git_state", lambda: {"commit": a, "dirty": False})
+    _fake_run()
+    checkout = {"commit": a, "dirty": False}
+    monkeypatch.setattr(publish_module, "git_state", lambda: dict(checkout))
+    manifest = publish("paper-cpu", configfiles=[], machine="m")
+    assert {k: manifest[k] for k in ("commit", "dirty", "commits", "dirty_files")} == {
+        "commit": a, "dirty": False, "commits": {a: 3}, "dirty_files": []
+    }  # fmt: skip
+    assert manifest["published_from"] == {"commit": a, "dirty": False, "allow_dirty": False}
+    # the checkout has uncommitted changes (the tables were made on a): refused, then said
+    checkout.update(commit=b, dirty=True)
+    with pytest.raises(PublishError, match="the checkout has uncommitted changes"):
+        publish("paper-cpu", configfiles=[], machine="m")
+    manifest = publish("paper-cpu", configfiles=[], machine="m", allow_dirty=True)
+    assert (manifest["commit"], manifest["dirty"], manifest["dirty_files"]) == (a, True, [])
+    assert manifest["published_from"] == {"commit": b, "dirty": True, "allow_dirty": True}
+    assert commits_text(manifest) == (
+        f"commit `{a}`; published from a checkout of `{b}` with uncommitted changes"
+    )
+    # one file made again on another commit: no single commit
+    monkeypatch.setattr(provenance, "git_state", lambda: {"commit": b, "dirty": False})
+    Run("claims", inputs=["results/paper-cpu/scm/stability.csv"]).stamp(
+        "results/paper-cpu/claims.md"
+    )
+    checkout.update(dirty=False)
+    manifest = publish("paper-cpu", configfiles=[], machine="m")
+    assert (manifest["commit"], manifest["commits"], manifest["dirty"]) == (
+        None, {a: 2, b: 1}, False
+    )  # fmt: skip
+    # outside git: neither the files' state nor the checkout's is known, and it says so
+    monkeypatch.setattr(provenance, "git_state", lambda: {"commit": None, "dirty": None})
+    monkeypatch.setattr(publish_module, "git_state", lambda: {"commit": None, "dirty": None})
+    for table in ("scm/stability.csv", "claims.csv"):
+        record = json.loads(Path(f"results/paper-cpu/{table}.meta.json").read_text())
+        record["git"] = {"commit": None, "dirty": None}
+        Path(f"results/paper-cpu/{table}.meta.json").write_bytes(sealed_sidecar(record))
+    manifest = publish("paper-cpu", configfiles=[], machine="m")
+    assert (manifest["commit"], manifest["dirty"]) == (None, None)
+    assert manifest["unrecorded_files"] == ["results/claims.csv", "results/scm/stability.csv"]
+    assert commits_text(manifest).endswith(
+        "2 file(s) whose sidecar does not say whether they were made from uncommitted changes"
+        " (e.g. `results/claims.csv`); published from outside a git checkout (its state is"
+        " not known)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "named"),
+    [
+        ('{"output": 1}', "has no output.sha256"),
+        ("[]", "is a list, not a mapping"),
+        ("{", "is not readable JSON"),
+        ("INPUTS", "has malformed inputs"),
+        ("OUTSIDE", "has an input whose path '../../etc/passwd' lies outside the repository"),
+    ],
+)
+def test_a_run_file_with_a_malformed_sidecar_is_refused_before_anything_changes(
+    tmp_path, monkeypatch, record, named
+):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", configfiles=[], machine="m")
+    before = _checksums()
+    side = Path("results/paper-cpu/scm/stability.csv.meta.json")
+    good = json.loads(side.read_text())
+    if record == "INPUTS":
+        record = sealed_sidecar({**good, "inputs": "data/processed/a.npz"}).decode()
+    if record == "OUTSIDE":
+        inputs = [{"path": "../../etc/passwd", "sha256": "0" * 64}]
+        record = sealed_sidecar({**good, "inputs": inputs}).decode()
+    side.write_text(record)
+    with pytest.raises(PublishError, match="Nothing was published") as refused:
+        publish("paper-cpu", configfiles=[], machine="m")
+    assert f"{side.as_posix()} {named}" in str(refused.value)
+    assert _checksums() == before

@@ -241,3 +241,34 @@ def test_a_damaged_manifest_or_state_stops_the_resume_before_any_copy(
     with pytest.raises(ResumeError, match=f"published/paper-cpu/{name} {says}"):
         resume("paper-cpu")
     assert not Path("results").exists()  # nothing was copied
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "value", "says"),
+    [
+        ("publication.json", "files", ["../../outside.csv"], "names '../../outside.csv': not a"),
+        ("publication.json", "files", ["/etc/passwd"], "names '/etc/passwd': not a file of a run"),
+        ("publication.json", "files", [7], "names 7: not a file of a run inside the repository"),
+        ("publication.json", "files", ["README.md"], "names 'README.md': not a file of a run"),
+        ("run-state.json", "benchmarks", {"../../x.tsv": "s\n"}, "names '../../x.tsv': not a"),
+        ("run-state.json", "benchmarks", {"logs/a.tsv": 3}, "holds a benchmark table that is not"),
+        ("run-state.json", "snakemake_metadata", [], "holds snakemake_metadata as a list, not"),
+    ],
+)
+def test_a_publication_naming_files_outside_the_run_is_refused_before_any_copy(
+    tmp_path, monkeypatch, name, key, value, says
+):
+    """A manifest or run state edited to name paths outside the run (``..``, absolute, a
+    file of the checkout) or fields of the wrong type: the resume names it and writes
+    nothing, anywhere (it used to copy to and write benchmarks at the named path)."""
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    fresh = _elsewhere(tmp_path, monkeypatch)
+    path = Path(f"published/paper-cpu/{name}")
+    content = json.loads(path.read_text())
+    path.write_text(json.dumps({**content, key: value}))
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+    with pytest.raises(ResumeError, match=re.escape(f"{path.as_posix()} {says}")):
+        resume("paper-cpu")
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
+    assert not (fresh / "results").exists()

@@ -28,15 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galu.workflow.closure import CodeScanner, changed_files
+from galu.workflow.closure import Closure, CodeScanner, changed_files
 from galu.workflow.equivalence import LEDGER, Equivalence, Ledger
 from galu.workflow.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 from galu.workflow.publish import (
     described_path,
+    leftover_of,
+    leftover_problem,
     publication_of,
     publication_scale,
     published_copy,
 )
+from galu.workflow.sidecar_shape import shape_problem
+
+__all__ = ["shape_problem"]  # (re-exported: the tests and older callers import it from here)
 
 # The code scanner's parse cache, shared by the workflow parse, the audit and the report.
 CODE_CACHE = ".snakemake/galu/code-cache.json"
@@ -74,11 +79,22 @@ def code_problem(root: Path, record: dict[str, Any], scanner: CodeScanner | None
     scanner = scanner or code_scanner(root)
     if not (root / code["script"]).is_file():
         return f"{STALE} its script {code['script']} no longer exists"
-    current = scanner.closure_of(code)
+    current = current_closure(scanner, code)
+    if isinstance(current, str):
+        return f"{STALE} {current}"
     if ledger_of(root).evidence(code.get("sha256", ""), current.sha256) is not None:
         return None  # the same closure, or one recorded as number-neutral to it
     changed = changed_files(code.get("files", {}), current.files)
     return f"{STALE} made with older code; changed since: {', '.join(changed)}"
+
+
+def current_closure(scanner: CodeScanner, code: dict[str, Any]) -> Closure | str:
+    """The current closure of a recorded one, or why there is none (a module it imports is
+    gone, its script is no Python any more)."""
+    try:
+        return scanner.closure_of(code)
+    except (ValueError, SyntaxError, OSError) as error:
+        return f"its code cannot be followed now ({error})"
 
 
 @dataclass(frozen=True)
@@ -90,36 +106,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.problem}"
-
-
-def _is_hash(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 64
-
-
-def shape_problem(record: Any) -> str | None:
-    """What is wrong with the shape of a sidecar record (None when it is well formed): every
-    field the audit reads has the type it expects, so no sidecar can crash it."""
-    if not isinstance(record, dict):
-        return f"is a {type(record).__name__}, not a mapping"
-    output = record.get("output")
-    if not isinstance(output, dict) or not _is_hash(output.get("sha256")):
-        return "has no output.sha256 (a 64-digit hash)"
-    if not isinstance(output.get("path"), str):
-        return "has no output.path"
-    inputs = record.get("inputs", [])
-    if not isinstance(inputs, list) or not all(
-        isinstance(i, dict) and isinstance(i.get("path"), str) and _is_hash(i.get("sha256"))
-        for i in inputs
-    ):
-        return "has malformed inputs (a list of {path, sha256} expected)"
-    code = record.get("code")
-    if code is not None and not (
-        isinstance(code, dict)
-        and isinstance(code.get("script"), str)
-        and isinstance(code.get("files", {}), dict)
-    ):
-        return "has a malformed code record"
-    return None
 
 
 def read_sidecar(path: Path) -> dict[str, Any] | None:
@@ -267,14 +253,19 @@ def audit_tree(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS)
     root = Path(root)
     scanner = code_scanner(root)
     findings: list[Finding] = []
+    leftovers: dict[str, None] = {}
     for path in _outputs(root, folders):
         rel = path.relative_to(root).as_posix()
-        if path.name.endswith(SIDECAR_SUFFIX):
+        leftover = leftover_of(rel)
+        if leftover:
+            leftovers.setdefault(leftover)
+        elif path.name.endswith(SIDECAR_SUFFIX):
             if not Path(str(path)[: -len(SIDECAR_SUFFIX)]).is_file():
                 findings.append(Finding(rel, "sidecar without its output"))
         elif is_output(path):
             problems = check_output(root, path, scanner)
             findings.extend(Finding(rel, problem) for problem in problems)
+    findings += [Finding(folder, leftover_problem(folder)) for folder in leftovers]
     return findings + _stale_downstream(root, folders, findings)
 
 
@@ -308,8 +299,8 @@ def rebuild_command(findings: Iterable[Finding]) -> str:
     """
     paths = []
     for finding in findings:
-        if finding.problem.startswith(STALE_INPUT):
-            continue  # --forcerun of what it was made from reruns it
+        if finding.problem.startswith(STALE_INPUT) or leftover_of(finding.path):
+            continue  # --forcerun of what it was made from reruns it; publish cleans up
         path = finding.path
         if path.endswith(SIDECAR_SUFFIX) and finding.problem == "sidecar without its output":
             path = path[: -len(SIDECAR_SUFFIX)]
@@ -327,7 +318,7 @@ def uncoded(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) ->
 def _records(root: Path, folders: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(relative path, sidecar record) of every output with a readable sidecar."""
     for path in _outputs(root, folders):
-        if not is_output(path):
+        if not is_output(path) or leftover_of(path.relative_to(root).as_posix()):
             continue
         try:
             record = read_sidecar(path)
@@ -370,7 +361,10 @@ def equivalent_outputs(
         code = record.get("code") or {}
         if not code.get("script") or not (root / code["script"]).is_file():
             continue
-        steps = ledger.evidence(code.get("sha256", ""), scanner.closure_of(code).sha256)
+        current = current_closure(scanner, code)
+        if isinstance(current, str):
+            continue  # stale: the audit says why
+        steps = ledger.evidence(code.get("sha256", ""), current.sha256)
         if steps:
             found[rel] = steps
     return found

@@ -6,7 +6,9 @@ command."""
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
 import re
 import sys
 import textwrap
@@ -34,6 +36,7 @@ from galu.workflow.lineage import explain, summary_lines
 from galu.workflow.provenance import git_state
 from galu.workflow.publish import (
     PAPER_MARKERS,
+    leftover_of,
     paper_section,
     publication_folder,
     publication_scale,
@@ -61,6 +64,27 @@ def _checkout(root: str | Path) -> Path:
     return root
 
 
+def _inside(root: Path, path: str, option: str) -> Path:
+    """``path`` (relative to ``root``, or absolute) as a path relative to ``root``, or a
+    UsageError when it lies outside: galu reads nothing outside the tree it was given."""
+    target = Path(path)
+    full = (target if target.is_absolute() else root / target).resolve()
+    try:
+        return full.relative_to(root.resolve())
+    except ValueError:
+        tree = "the audited tree" if option in ("--explain", "--folders") else "the checkout"
+        example = {
+            "--explain": "figures/...",
+            "--folders": "results",
+            "--results": "results/paper-cpu",
+            "--configfile": "config/paper.yaml",
+        }.get(option, "results/...")
+        raise UsageError(
+            f"{option} {path} is outside {tree} {root.resolve()}; give a path inside it (e.g."
+            f" {example}), or --root its checkout"
+        ) from None
+
+
 def _read(path: str | Path, what: str, fix: str) -> str:
     try:
         return Path(path).read_text()
@@ -71,14 +95,8 @@ def _read(path: str | Path, what: str, fix: str) -> str:
 def _explain(args: argparse.Namespace) -> int:
     root = Path(args.root)
     target = Path(args.explain)
-    if target.is_absolute():
-        try:
-            target = target.resolve().relative_to(root.resolve())
-        except ValueError:
-            raise UsageError(
-                f"{args.explain} is outside the audited tree {root.resolve()}; give a path"
-                " inside it (e.g. figures/...), or --root its checkout"
-            ) from None
+    if target.is_absolute() or ".." in target.parts:
+        target = _inside(root, args.explain, "--explain")
     if not (root / target).is_file():
         claim = f"; to explain a claim, `galu explain {target}`" if "/" not in str(target) else ""
         raise UsageError(
@@ -96,6 +114,7 @@ def _explain_claim(args: argparse.Namespace) -> int:
     from galu.workflow.explain import ExplainError, explain_claim, listing
 
     root = _checkout(args.root)
+    _inside(root, args.results, "--results")
     try:
         if not args.claim_id:
             print("\n".join(listing(root, args.results)))
@@ -149,6 +168,8 @@ def _audit_scope(args: argparse.Namespace) -> None:
     if not root.is_dir():
         raise UsageError(f"--root {args.root} is not a folder; give the checkout to audit")
     if list(args.folders) != list(DEFAULT_FOLDERS):
+        for folder in args.folders:
+            _inside(root, folder, "--folders")
         missing = [f for f in args.folders if not (root / f).is_dir()]
         if missing:
             raise UsageError(
@@ -204,7 +225,7 @@ def _audit(args: argparse.Namespace) -> int:
             "An output edited by hand has no trustworthy provenance; `galu audit --explain "
             "FILE` shows its chain."
         )
-        if findings:
+        if any(not leftover_of(f.path) for f in findings):
             print(f"To rebuild them and what depends on them: {rebuild_command(findings)}")
         elif old:
             print(f"To rebuild them: snakemake --cores all --forcerun {' '.join(old)}")
@@ -293,6 +314,7 @@ def _publish(args: argparse.Namespace) -> int:
         check_scale_name,
         commits_text,
         publish,
+        recover_interrupted,
         this_machine,
     )
 
@@ -309,11 +331,15 @@ def _publish(args: argparse.Namespace) -> int:
             f" (key scale, {SCHEMA_PATH.as_posix()}); nothing was published"
         )
     configfiles = args.configfile or default_configfiles(args.scale)
+    for configfile in configfiles:
+        _inside(root, configfile, "--configfile")
     missing = [c for c in configfiles if not (root / c).is_file()]
     if missing:
         raise UsageError(
             f"no configuration file {', '.join(missing)}; name the run's with --configfile"
         )
+    for note in recover_interrupted(Path(publication_folder(args.scale, args.in_progress))):
+        print(f"NOTE {note}")
     try:
         manifest = publish(
             args.scale,
@@ -393,8 +419,8 @@ def default_configfiles(scale: str) -> list[str]:
 def _dvc(args: argparse.Namespace) -> int:
     from galu.workflow.dvcstages import differences, read_deps, rewrite, wanted_deps
 
-    path = Path(args.root) / "dvc.yaml"
-    text = path.read_text()
+    path = _checkout(args.root) / "dvc.yaml"
+    text = _read(path, "the DVC stages", "run galu from the repository root, or pass --root PATH")
     written = read_deps(text)
     wanted = wanted_deps(Path(args.root), written)
     if args.update:
@@ -752,7 +778,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return call()
     except (UsageError, ConfigError) as error:
         print(f"galu {command}: {error}", file=sys.stderr)
+    except OSError as error:  # a wrong place: a read-only folder, a full disk, a missing file
+        if os.environ.get("GALU_TRACEBACK"):
+            raise
+        print(f"galu {command}: {os_error_text(error)}", file=sys.stderr)
     return 2
+
+
+def os_error_text(error: OSError) -> str:
+    """An operating-system error as one line: the file, what went wrong, and the fix."""
+    name = os.path.abspath(error.filename) if isinstance(error.filename, str) else "a file"
+    fixes = {
+        errno.EACCES: "make it writable (or run galu where you may write)",
+        errno.EPERM: "make it writable (or run galu where you may write)",
+        errno.EROFS: "run galu in a checkout on a writable file system",
+        errno.ENOSPC: "free some space and run it again",
+        errno.ENOENT: "check the path (run galu from the repository root, or pass --root)",
+    }
+    fix = fixes.get(error.errno or 0, "fix that and run it again")
+    return (
+        f"{name}: {error.strerror or error}; {fix}. Nothing it had written is left half-done"
+        " (set GALU_TRACEBACK=1 to see where it happened)"
+    )
 
 
 if __name__ == "__main__":

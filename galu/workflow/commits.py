@@ -22,10 +22,12 @@ def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], l
     commits: dict[str, int] = {}
     dirty = []
     for path, record in sorted(records.items()):
-        git = record.get("git") or {}
-        commit = git.get("commit") or "unknown"
+        git = record.get("git") if isinstance(record, Mapping) else None
+        git = git if isinstance(git, Mapping) else {}
+        commit = git.get("commit")
+        commit = commit if isinstance(commit, str) and commit else "unknown"
         commits[commit] = commits.get(commit, 0) + 1
-        if git.get("dirty"):
+        if git.get("dirty") is True:
             dirty.append(path)
     return commits, dirty
 
@@ -36,5 +38,8 @@ def made_on_files(files: Mapping[str, Path]) -> tuple[dict[str, int], list[str]]
     for name, path in files.items():
         side = sidecar_path(path)
         if side.is_file():
-            records[name] = json.loads(side.read_text())
+            try:
+                records[name] = json.loads(side.read_text())
+            except (OSError, ValueError):
+                records[name] = {}  # the audit names it; its commit is unknown
     return made_on(records)

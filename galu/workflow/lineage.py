@@ -135,10 +135,11 @@ def _functions(record: dict) -> str:
     parts = []
     if record.get("drawn_by"):
         parts.append(f"drawn by {record['drawn_by']}")
-    computed = (record.get("params") or {}).get("computed_by") or {}
+    params = record.get("params")
+    computed = params.get("computed_by") if isinstance(params, dict) else None
     if isinstance(computed, dict) and computed:
         tables = "; ".join(
-            f"{table} by {', '.join(fns) if isinstance(fns, list) else fns}"
+            f"{table} by {', '.join(map(str, fns)) if isinstance(fns, list) else fns}"
             for table, fns in computed.items()
         )
         parts.append(f"tables computed: {tables}")
@@ -147,7 +148,10 @@ def _functions(record: dict) -> str:
 
 def _raw_nodes(root: Path, record: dict) -> list[Node]:
     """Raw archives a processed dataset was converted from (its sidecar's raw_files)."""
-    dataset = (record.get("wildcards") or {}).get("dataset") or record.get("dataset")
+    wildcards = record.get("wildcards")
+    dataset = (wildcards if isinstance(wildcards, dict) else {}).get("dataset") or record.get(
+        "dataset"
+    )  # a plain folder name, and each raw file's a plain file name (sidecar_shape)
     nodes = []
     for raw in record.get("raw_files", []):
         path = root / "data" / "raw" / str(dataset) / raw["name"]

@@ -6,12 +6,20 @@ generated section, "What reproduces at the paper level", quotes it. :func:`publi
 every result file of the run (``results/<scale>/``: the verdict, the contract tables and the
 per-job tables they are stacked from, all small; files over :data:`MAX_BYTES` are left out
 and listed) with its provenance sidecar unchanged, to the same contract paths under
-``published/<scale>/``, and writes ``publication.json``: the scale, the commit and machine of
-the run, its configuration, its wall time and job time (from the sidecars), and the files.
+``published/<scale>/``, and writes ``publication.json``: the scale, the commits its files were
+made on and whether any of them or the checkout had uncommitted changes (:func:`_made_on`),
+the machine, its configuration, its wall time and job time (from the sidecars), and the files.
 ``run-state.json`` keeps what continuing the run elsewhere needs (:mod:`galu.workflow.resume`).
 A published file's sidecar still describes the run's path (``results/<scale>/...``):
 :func:`described_path` is how the audit tells a published copy from a file passed off as
 another.
+
+A publication is replaced whole: the new one is built and verified in a sibling folder
+(``published/.<scale>.publishing``), the old one renamed aside (``.<scale>.replaced``), the
+new one renamed into place and the old one deleted, so a crash, a kill or a full disk at any
+point leaves the previous publication or the new one, never a mix or half of one; the next
+``galu publish`` cleans up what an interrupted one left (:func:`recover_interrupted`), and
+``galu audit`` names it meanwhile (:func:`leftover_of`).
 """
 
 from __future__ import annotations
@@ -27,16 +35,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
-from galu.workflow.commits import made_on_files
+from galu.workflow.commits import made_on, made_on_files
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.workflow.provenance import (
     SIDECAR_SUFFIX,
     Run,
     git_state,
+    sealed_sidecar,
     sidecar_mismatch,
     sidecar_path,
 )
 from galu.workflow.scales import QUICK, OutputRoot, scaled, unscaled
+from galu.workflow.sidecar_shape import shape_problem
 from galu.workflow.snakemake_metadata import read_metadata
 
 PUBLISHED = "published"
@@ -90,6 +100,61 @@ def check_scale_name(scale: str) -> None:
 def publication_folder(scale: str, in_progress: bool = False) -> str:
     """Where a publication of ``scale`` lies (relative to the checkout)."""
     return f"{PUBLISHED}/{IN_PROGRESS}/{scale}" if in_progress else f"{PUBLISHED}/{scale}"
+
+
+# Siblings of a publication folder while it is replaced (see the module docstring).
+STAGING, ASIDE = "publishing", "replaced"
+
+
+def _sibling(target: Path, kind: str) -> Path:
+    return target.parent / f".{target.name}.{kind}"
+
+
+def leftover_of(path: str) -> str | None:
+    """For a path relative to the checkout: the folder an interrupted ``galu publish`` left
+    that holds it (``published/.paper-cpu.publishing``), or None."""
+    parts = PurePosixPath(path).parts
+    if not parts or parts[0] != PUBLISHED:
+        return None
+    for i, part in enumerate(parts[1:3], start=1):
+        if part.startswith(".") and part.endswith((f".{STAGING}", f".{ASIDE}")):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def leftover_problem(folder: str) -> str:
+    """What the audit says of a folder :func:`leftover_of` names, and the fix."""
+    if folder.endswith(f".{STAGING}"):
+        return (
+            "an unfinished publication left by an interrupted `galu publish` (not a"
+            " publication: the one beside it is whole); delete it, or publish again, which does"
+        )
+    return (
+        "the previous publication, set aside by an interrupted `galu publish`; publish again"
+        " (it is deleted when its replacement is in place, or put back when none is)"
+    )
+
+
+def recover_interrupted(target: Path) -> list[str]:
+    """Clean up what an interrupted publication of ``target`` left, saying what was done: an
+    unfinished new publication is deleted; the previous one, set aside, is put back when
+    nothing replaced it, else deleted."""
+    notes = []
+    staging, aside = _sibling(target, STAGING), _sibling(target, ASIDE)
+    if aside.exists():
+        if target.exists():
+            shutil.rmtree(aside)
+            notes.append(f"deleted {aside.as_posix()}, the publication an interrupted one replaced")
+        else:
+            os.rename(aside, target)
+            notes.append(
+                f"put back {target.as_posix()}, set aside by an interrupted publication that"
+                " never replaced it"
+            )
+    if staging.exists():
+        shutil.rmtree(staging)
+        notes.append(f"deleted {staging.as_posix()}, left unfinished by an interrupted publication")
+    return notes
 
 
 def publication_of(path: str) -> tuple[str, str, str] | None:
@@ -274,10 +339,29 @@ def _dirty_refusal(checkout_dirty: bool, dirty: list[str]) -> str:
     )
 
 
+def _sidecar_problem(side: Path) -> str | None:
+    """Why a run file's sidecar cannot vouch for it: not JSON, or malformed."""
+    try:
+        record = json.loads(side.read_text())
+    except (OSError, ValueError) as error:
+        return f"is not readable JSON ({error})"
+    return shape_problem(record)
+
+
 def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
     """Refuse, before the last publication is touched, a run whose files their sidecars do
     not vouch for (truncated, edited) or whose tables were made from run files that are gone
     (a run partly deleted: its verdicts would outlive their evidence)."""
+    malformed = [
+        f"{sidecar_path(run / c).as_posix()} {why}"
+        for c in files
+        if (why := _sidecar_problem(sidecar_path(run / c)))
+    ]
+    if malformed:
+        raise PublishError(
+            "; ".join(malformed) + ". Nothing was published: rerun their jobs (Snakemake"
+            " reruns an output whose sidecar is malformed)"
+        )
     bad = [f"{(run / c).as_posix()} {why}" for c in files if (why := sidecar_mismatch(run / c))]
     if bad:
         raise PublishError(
@@ -289,8 +373,8 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
         {
             item["path"]
             for c in files
-            for item in json.loads(sidecar_path(run / c).read_text()).get("inputs", [])
-            if str(item.get("path", "")).startswith(root) and not Path(item["path"]).is_file()
+            for item in _record(sidecar_path(run / c)).get("inputs", [])
+            if item["path"].startswith(root) and not Path(item["path"]).is_file()
         }
     )
     if gone:
@@ -328,57 +412,185 @@ def publish(
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
     _check_run(run, files, scale)
-    commits, dirty = made_on_files({c: run / c for c in files})
     checkout = git_state()
+    made = _made_on(run, files, checkout, allow_dirty)
     checkout_dirty = bool(checkout.get("dirty"))
-    if (checkout_dirty or dirty) and not allow_dirty:
-        raise PublishError(_dirty_refusal(checkout_dirty, dirty))
+    if (checkout_dirty or made["dirty_files"]) and not allow_dirty:
+        raise PublishError(_dirty_refusal(checkout_dirty, made["dirty_files"]))
     target = Path(publication_folder(scale, in_progress))
-    if target.exists():
-        shutil.rmtree(target)  # a publication is one run's, never a mix of two
+    recover_interrupted(target)
+    staging = _sibling(target, STAGING)
+    try:
+        copied, left_out = _copy_run(run, files, staging)
+        record = _record(sidecar_path(claims)) if claims.is_file() else {}
+        manifest = {
+            "scale": scale,
+            "in_progress": in_progress,
+            **made,
+            "machine": machine,
+            "configfiles": configfiles,
+            **_manifest(scale, record, files=copied, left_out=left_out),
+        }
+        _write_records(staging, target, manifest, run_state(scale, copied))
+        _verify(run, copied, staging)
+        _fsync_tree(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _swap(staging, target)
+    return manifest
+
+
+def copy_file(source: Path, dest: Path) -> None:
+    """Copy one file of a publication (bytes and times); tests inject faults here."""
+    shutil.copy2(source, dest)
+
+
+def _copy_run(run: OutputRoot, files: list[str], staging: Path) -> tuple[list[str], list[str]]:
+    """Copy the run's files with their sidecars into ``staging``: (copied, left out as too
+    large)."""
     copied, left_out = [], []
     for contract in files:
         source = run / contract
         if source.stat().st_size > MAX_BYTES:
             left_out.append(contract)
             continue
-        dest = target / contract
+        dest = staging / contract
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, dest)
-        shutil.copy2(sidecar_path(source), sidecar_path(dest))
+        copy_file(source, dest)
+        copy_file(sidecar_path(source), sidecar_path(dest))
         copied.append(contract)
-    record = json.loads(sidecar_path(claims).read_text()) if claims.is_file() else {}
-    stages = (record.get("params") or {}).get("stages")
-    git = record.get("git") or {}
-    manifest = {
-        "scale": scale,
-        "in_progress": in_progress,
-        "commit": git.get("commit"),
-        "dirty": bool(dirty),
-        # Every commit a published file was made on, and the files made from uncommitted
-        # changes (their sidecars say so); the checkout's state when it was published.
-        "commits": commits,
-        "dirty_files": dirty,
-        "published_from": {**checkout, "allow_dirty": allow_dirty},
-        "machine": machine,
+    return copied, left_out
+
+
+def _record(side: Path) -> dict[str, Any]:
+    """A sidecar's record, {} when it is not a JSON mapping (the checks named it already)."""
+    try:
+        record = json.loads(side.read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _manifest(
+    scale: str, record: Mapping[str, Any], files: list[str], left_out: list[str]
+) -> dict[str, Any]:
+    """What the manifest says of the run: from the claims table's sidecar (``record``), the
+    run's sidecars and the files published."""
+    params = _mapping(record.get("params"))
+    stages = params.get("stages")
+    stages = stages if isinstance(stages, list) else None
+    reductions = params.get("reductions")
+    return {
         "device": record.get("device"),
-        "configfiles": configfiles,
         "stages": stages,
-        "unfinished_stages": unfinished_stages(copied, stages),
-        "reductions": [r["text"] for r in (record.get("params") or {}).get("reductions", [])],
+        "unfinished_stages": unfinished_stages(files, stages),
+        "reductions": [
+            r["text"]
+            for r in (reductions if isinstance(reductions, list) else [])
+            if isinstance(r, dict) and isinstance(r.get("text"), str)
+        ],
         **_rounded(run_times(_sidecars(Path(f"results/{scale}")))),
-        "files": copied,
+        "files": files,
         "left_out": left_out,
     }
-    state = target / STATE
-    atomic_write_bytes(state, (json.dumps(run_state(scale, copied), indent=1) + "\n").encode())
-    path = target / MANIFEST
-    atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode())
-    # Their own sidecars record the published tables as inputs: the audit checks the set.
-    inputs = [(target / c).as_posix() for c in copied]
-    for written in (state, path):
-        Run("publish", inputs=inputs).stamp(written.as_posix())
-    return manifest
+
+
+def _made_on(
+    run: OutputRoot, files: list[str], checkout: Mapping[str, Any], allow_dirty: bool
+) -> dict[str, Any]:
+    """What the publication says of its commits: every commit its files were made on (from
+    their sidecars), ``commit`` only when that is one commit, ``dirty`` when the checkout or
+    any file had uncommitted changes (None when that is not known: no git, or a sidecar that
+    does not say), the files made from uncommitted changes or with no recorded state, and the
+    checkout's own state when it was published."""
+    records = {c: _record(sidecar_path(run / c)) for c in files}
+    commits, dirty = made_on(records)
+    unknown = sorted(
+        c for c, r in records.items() if not isinstance(_mapping(r.get("git")).get("dirty"), bool)
+    )
+    known = [c for c in commits if c != "unknown"]
+    states = [bool(dirty), checkout.get("dirty")]
+    return {
+        "commit": known[0] if len(known) == 1 and len(commits) == 1 else None,
+        "dirty": True if True in states else None if unknown or None in states else False,
+        "commits": commits,
+        "dirty_files": dirty,
+        "unrecorded_files": unknown,
+        "published_from": {**checkout, "allow_dirty": allow_dirty},
+    }
+
+
+def _write_records(
+    staging: Path, target: Path, manifest: Mapping[str, Any], state: Mapping[str, Any]
+) -> None:
+    """``run-state.json`` and ``publication.json`` in ``staging``, each with a sidecar that
+    records the published tables as its inputs (the audit checks the set), under the paths
+    they take once the publication is in place."""
+    inputs = [(target / c).as_posix() for c in manifest["files"]]
+    for name, content in ((STATE, state), (MANIFEST, manifest)):
+        path = staging / name
+        atomic_write_bytes(path, (json.dumps(content, indent=1) + "\n").encode())
+        record = Run("publish", inputs=[staging / c for c in manifest["files"]]).sidecar(path)
+        record["output"]["path"] = (target / name).as_posix()
+        for item, final in zip(record["inputs"], inputs, strict=True):
+            item["path"] = final
+        atomic_write_bytes(sidecar_path(path), sealed_sidecar(record))
+
+
+def _verify(run: OutputRoot, copied: list[str], staging: Path) -> None:
+    """Every copy has the bytes its run file's sidecar records (a copy that went wrong
+    never replaces the last publication)."""
+    bad = [
+        c
+        for c in copied
+        if not sidecar_path(staging / c).is_file() or sidecar_mismatch(staging / c)
+    ]
+    if bad:
+        raise PublishError(
+            f"the copies of {', '.join(bad)} differ from their sidecars; nothing was published"
+            f" (the last publication is kept). Check the disk and publish again"
+        )
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Every file and folder under ``folder`` on disk before it is renamed into place."""
+    for path in sorted(folder.rglob("*"), reverse=True):
+        flags = os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0)
+        handle = os.open(path, flags)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Put ``staging`` in the place of ``target`` whole: the old one renamed aside, the new
+    one renamed in, the old one deleted (see :func:`recover_interrupted` for a crash between)."""
+    aside = _sibling(target, ASIDE)
+    if target.exists():
+        os.rename(target, aside)
+    try:
+        os.rename(staging, target)
+    except OSError:
+        if aside.exists():
+            os.rename(aside, target)  # the previous one back in place at once
+        raise
+    handle = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 NO_PUBLICATION = (
@@ -424,6 +636,19 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
         text += f", **{len(dirty)} file(s) from uncommitted changes** (e.g. `{dirty[0]}`)"
     elif manifest.get("dirty") and dirty is None:
         text += " (with uncommitted changes)"
+    unrecorded = manifest.get("unrecorded_files")
+    if unrecorded:
+        text += (
+            f", {len(unrecorded)} file(s) whose sidecar does not say whether they were made"
+            f" from uncommitted changes (e.g. `{unrecorded[0]}`)"
+        )
+    checkout = manifest.get("published_from") or {}
+    if checkout.get("dirty"):
+        text += (
+            f"; published from a checkout of `{checkout.get('commit')}` with uncommitted changes"
+        )
+    elif "dirty" in checkout and checkout["dirty"] is None:
+        text += "; published from outside a git checkout (its state is not known)"
     return text
 
 
@@ -469,7 +694,11 @@ def paper_section(root: str | os.PathLike[str] = ".") -> str:
     """README's "What reproduces at the paper level", generated from ``published/``: each
     published run with its verdicts, or how to publish one when none is."""
     base = Path(root) / PUBLISHED
-    folders = sorted(d for d in base.iterdir() if (d / MANIFEST).is_file()) if base.is_dir() else []
+    folders = (
+        sorted(d for d in base.iterdir() if not d.name.startswith(".") and (d / MANIFEST).is_file())
+        if base.is_dir()
+        else []
+    )
     if not folders:
         return NO_PUBLICATION
     lines: list[str] = []

@@ -41,8 +41,9 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
-from galu.workflow.publish import MANIFEST, SCALE_NAME, STATE, publication_folder
+from galu.workflow.publish import ASIDE, MANIFEST, SCALE_NAME, STATE, publication_folder
 from galu.workflow.scales import scaled
+from galu.workflow.sidecar_shape import inside_problem, shape_problem
 from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
 
 
@@ -70,9 +71,16 @@ def _published(scale: str, root: Path, in_progress: bool) -> tuple[Path, dict[st
     manifest = folder / MANIFEST
     if not manifest.is_file():
         flag = " --in-progress" if in_progress else ""
+        aside = folder.parent / f".{folder.name}.{ASIDE}"
+        hint = (
+            f" (an interrupted `galu publish` set the last one aside in {aside.as_posix()}:"
+            f" `galu publish --scale {scale}{flag}` puts it back or replaces it)"
+            if aside.is_dir()
+            else ""
+        )
         raise ResumeError(
             f"no published run of the {scale} scale ({manifest.as_posix()} is missing);"
-            f" `galu publish --scale {scale}{flag}` makes one"
+            f" `galu publish --scale {scale}{flag}` makes one{hint}"
         )
     return folder, _read_record(manifest)
 
@@ -93,7 +101,40 @@ def _read_record(path: Path) -> dict[str, Any]:
             f"{path.as_posix()} does not hold a publication's record; nothing was copied."
             " Restore it with `git checkout -- published/`"
         )
+    outside = [
+        repr(p)
+        for p in [
+            *content.get("files", []),
+            *_mapping(content, path, "benchmarks"),
+            *_mapping(content, path, "snakemake_metadata"),
+        ]
+        if inside_problem(p)
+        or (p in content.get("files", []) and not str(p).startswith("results/"))
+        or (p in content.get("benchmarks", {}) and not str(p).startswith("logs/"))
+    ]
+    if outside:
+        raise ResumeError(
+            f"{path.as_posix()} names {', '.join(outside[:3])}: not a file of a run inside the"
+            " repository (results/... or logs/...); nothing was copied. Restore it with"
+            " `git checkout -- published/`"
+        )
+    if not all(isinstance(t, str) for t in content.get("benchmarks", {}).values()):
+        raise ResumeError(
+            f"{path.as_posix()} holds a benchmark table that is not text; nothing was copied."
+            " Restore it with `git checkout -- published/`"
+        )
     return content
+
+
+def _mapping(content: dict[str, Any], path: Path, key: str) -> dict[str, Any]:
+    """``content[key]`` when it is a mapping (absent: empty), else a ResumeError."""
+    value = content.get(key, {})
+    if not isinstance(value, dict):
+        raise ResumeError(
+            f"{path.as_posix()} holds {key} as a {type(value).__name__}, not a mapping; nothing"
+            " was copied. Restore it with `git checkout -- published/`"
+        )
+    return value
 
 
 def _check_copies(folder: Path, files: Iterable[str]) -> list[str]:
@@ -106,6 +147,8 @@ def _check_copies(folder: Path, files: Iterable[str]) -> list[str]:
         problem = (
             "has no readable sidecar"
             if recorded_sha256(copy) is None
+            else f"has a sidecar that {shape}"
+            if (shape := _shape(side))
             else f"its sidecar {seal_problem(side.read_bytes())}"
             if seal_problem(side.read_bytes())
             else "is missing"
@@ -115,6 +158,13 @@ def _check_copies(folder: Path, files: Iterable[str]) -> list[str]:
         if problem:
             bad.append(f"{copy.as_posix()} {problem}")
     return bad
+
+
+def _shape(side: Path) -> str | None:
+    try:
+        return shape_problem(json.loads(side.read_text()))
+    except (OSError, ValueError) as error:
+        return f"is not readable JSON ({error})"
 
 
 def _plan(folder: Path, files: Iterable[str], scale: str, root: Path) -> tuple[list, list, list]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from galu.workflow.config import ConfigError, load_yaml, read_site_file, validate_files
+from galu.workflow.config import ConfigError, read_config_file, read_site_file, validate_files
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,7 +33,14 @@ def parse_override(item: str) -> dict[str, Any]:
     key, sep, text = item.partition("=")
     if not sep or not key:
         raise ConfigError(f"--config {item!r}: expected KEY=VALUE, e.g. --config device=cpu")
-    value: Any = yaml.safe_load(text) if text else ""
+    try:
+        value: Any = yaml.safe_load(text) if text else ""
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(
+            f"--config {item!r}: the value is not valid YAML ({problem}); quote it, e.g."
+            " --config 'key=[1, 2]'"
+        ) from None
     for part in reversed(key.split(".")):
         value = {part: value}
     return value
@@ -44,7 +51,7 @@ def run_config(
 ) -> dict[str, Any]:
     """The merged, validated configuration of ``snakemake --configfile ... --config ...``."""
     root = Path(root)
-    config = load_yaml(root / "config/config.yaml")
+    config = read_config_file(root / "config/config.yaml", fix="restore it from git")
     local = root / "config/local.yaml"
     layers = [read_site_file(local)] if local.is_file() else []
     for path in configfiles:
@@ -54,7 +61,7 @@ def run_config(
             raise ConfigError(
                 f"--configfile {path}: no such file; give a path like config/paper.yaml"
             )
-        layers.append(load_yaml(full) or {})
+        layers.append(read_config_file(full, fix="fix it, or leave it out of the command line"))
     layers += [parse_override(item) for item in overrides]
     for layer in layers:
         config = merge(config, layer)
