@@ -455,3 +455,15 @@ def test_every_number_in_a_finding_is_measured_by_its_finding_values():
     }
     assert len(written) >= 7
     assert {claim: found for claim, found in written.items() if found} == {}
+
+
+def test_an_infinite_measured_value_is_explained_in_its_row():
+    """The quick verdict table in the README: a row measuring inf or -inf says in its quantity
+    what that value means (e.g. "-inf: the greedy schedule never leaves it")."""
+    readme = (REPO / "README.md").read_text()
+    quick = readme[readme.index(README_START) : readme.index(README_END)]
+    rows = [line.split(" | ") for line in quick.splitlines() if line.startswith("| `")]
+    infinite = [r for r in rows if len(r) > 6 and r[6].strip() in ("inf", "-inf")]
+    assert infinite  # the quick run has one: scm_schedule_greedy_stalls_on_plateau
+    for row in infinite:
+        assert f"{row[6].strip()}:" in row[3], row[0]
