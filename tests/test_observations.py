@@ -369,10 +369,56 @@ def test_the_zero_error_band_is_the_claims():
     assert zero_error(tables, band=0.5)[1] == "All 2 searches lie within 1 ± 0.5."
 
 
-def test_the_seven_figures_of_the_issue_have_sentences():
-    for figure in (
-        "generalization/clusters", "generalization/linear", "generalization/parity",
-        "generalization/mnist", "generalization/fashion_mnist", "normalization/activations",
-        "scm/schedules",
-    ):  # fmt: skip
-        assert f"figures/{figure}.png" in OBSERVATIONS
+def test_every_figure_of_every_stage_has_sentences():
+    from galu.workflow.runconfig import run_config
+    from galu.workflow.stages import STAGES
+
+    config = run_config(REPO)
+    drawn = {f"figures/{s.name}/{f.file}.png" for s in STAGES for f in s.figures(config)}
+    assert len(drawn) >= 20 and drawn <= set(OBSERVATIONS)
+
+
+def test_ablation_sentences_count_the_settings_that_train_and_name_the_best():
+    from galu.normalization.sentences import ablation
+
+    rows = pd.DataFrame(
+        dict(
+            activation=["relu"] * 3 + ["tilted_relu"] * 2, depth=30, optimizer="sgd",
+            lr=[0.01, 0.1, 0.01, 0.01, 0.1], gain_factor=[1, 1, 1.25, 1, 1],
+            diverged=[False, True, False, False, False], trains=[True, False, False, True, True],
+            final_test_error=[0.6, np.nan, 0.7, 0.55, 0.5], loss_fraction=0.5,
+        )
+    )  # fmt: skip
+    (line,) = ablation({"results/normalization/ablation.csv": rows})
+    assert line == (
+        "At depth 30, settings in which the network trains (best loss below 0.5 of its"
+        " reference): relu with sgd trains in 1 of 3 (1 diverged), best final test error 0.6"
+        " (lr 0.01, gain factor 1); tilted_relu with sgd trains in 2 of 2, best final test"
+        " error 0.5 (lr 0.1, gain factor 1)."
+    )
+    assert ablation({"results/normalization/ablation.csv": rows.iloc[:0]}) == []
+
+
+def test_depth_scale_sentences_put_xi_c_beside_the_errors():
+    from galu.normalization.sentences import depth_scales
+
+    runs = pd.DataFrame(
+        dict(
+            activation=["tanh"] * 4 + ["relu"] * 2, width=[64, 64, 64, 128, 64, 64],
+            depth=[10, 10, 60, 10, 10, 60], seed=[0, 1, 0, 0, 0, 0],
+            final_test_error=[0.5, 0.6, 0.7, 0.1, 0.6, 0.9],
+        )
+    )  # fmt: skip
+    scales = pd.DataFrame(dict(activation=["tanh", "relu"], xi_c=[12.5, np.inf]))
+    (line,) = depth_scales(
+        {
+            "results/normalization/trainability_runs.csv": runs,
+            "results/normalization/depth_scales.csv": scales,
+        }
+    )
+    # the narrowest width only (64), seeds averaged; 6 xi_c where xi_c is finite
+    assert line == (
+        "Mean final test error, shallowest and deepest depth: tanh (xi_c 12.5, 6 xi_c = 75):"
+        " 0.55 at depth 10, 0.7 at depth 60; relu (xi_c infinite): 0.6 at depth 10, 0.9 at"
+        " depth 60."
+    )

@@ -21,6 +21,7 @@ from galu.activations import get_activation
 from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
 from galu.normalization.jacobian_summary import JACOBIAN_FLOOR, jacobian_stats
+from galu.normalization.sentences import TRAINABLE_XI
 from galu.plotting import (
     activation_colour,
     legend_outside,
@@ -233,9 +234,9 @@ def draw_max_depth(tables: Tables, *, scale: str, loss_fraction: float) -> Figur
     return fig
 
 
-# Schoenholz et al. (ICLR 2017, Sec. 5): networks train up to about six correlation depth
-# scales xi_c; the figure marks that depth for each activation whose xi_c is finite.
-TRAINABLE_XI = 6.0
+# TRAINABLE_XI (galu.normalization.sentences): Schoenholz et al. (ICLR 2017, Sec. 5)'s
+# trainable depth, six correlation depth scales xi_c; the figure marks it for each activation
+# whose xi_c is finite, and its caption says it.
 
 
 def _xi_label(activation: str, scales: pd.DataFrame) -> str:

@@ -165,6 +165,61 @@ def activations(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
+def ablation(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per activation and optimizer at the ablation's depth: in how many of its settings
+    (learning rate x gain factor) the network trains, how many diverged, and the best final
+    test error with its setting."""
+    rows = tables["results/normalization/ablation.csv"]
+    if not len(rows):
+        return []
+    parts = []
+    for (activation, optimizer), one in rows.groupby(["activation", "optimizer"], sort=False):
+        trains, diverged = int(one["trains"].astype(bool).sum()), int(one["diverged"].sum())
+        text = f"{activation} with {optimizer} trains in {trains} of {len(one)}"
+        text += f" ({diverged} diverged)" if diverged else ""
+        errors = one["final_test_error"].dropna()
+        if len(errors):
+            best = one.loc[errors.idxmin()]
+            text += (
+                f", best final test error {number(best['final_test_error'])} (lr"
+                f" {best['lr']:g}, gain factor {best['gain_factor']:g})"
+            )
+        parts.append(text)
+    head = (
+        f"At depth {int(rows['depth'].iloc[0])}, settings in which the network trains (best"
+        f" loss below {rows['loss_fraction'].iloc[0]:g} of its reference): "
+    )
+    return [head + join(parts) + "."]
+
+
+# Schoenholz et al. (ICLR 2017, Sec. 5): networks train up to about six correlation depth
+# scales xi_c (the depth_scales figure marks it too).
+TRAINABLE_XI = 6.0
+
+
+def depth_scales(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Per activation: its mean-field depth scale ``xi_c`` (and ``6 xi_c``) beside the mean
+    final test error at the shallowest and the deepest depth trained (narrowest width)."""
+    runs = tables["results/normalization/trainability_runs.csv"]
+    scales = tables["results/normalization/depth_scales.csv"].set_index("activation")["xi_c"]
+    runs = runs[runs["width"] == runs["width"].min()]
+    parts = []
+    for activation, one in runs.groupby("activation", sort=False):
+        error = one.groupby("depth")["final_test_error"].mean().sort_index()
+        xi = float(scales.get(activation, math.nan))
+        if math.isinf(xi):
+            scale = "xi_c infinite"
+        elif math.isnan(xi):
+            scale = "xi_c not computed"
+        else:
+            scale = f"xi_c {number(xi)}, {TRAINABLE_XI:g} xi_c = {number(TRAINABLE_XI * xi)}"
+        parts.append(
+            f"{activation} ({scale}): {number(error.iloc[0])} at depth {error.index[0]},"
+            f" {number(error.iloc[-1])} at depth {error.index[-1]}"
+        )
+    return ["Mean final test error, shallowest and deepest depth: " + join(parts) + "."]
+
+
 # figure -> (the CSVs it is drawn from, the function that describes them)
 SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
     "figures/normalization/activations.png": (
@@ -191,5 +246,10 @@ SENTENCES: dict[str, tuple[tuple[str, ...], Describe]] = {
     "figures/normalization/layer_spectra.png": (
         ("results/normalization/spectra.csv",),
         layer_spectra,
+    ),
+    "figures/normalization/ablation.png": (("results/normalization/ablation.csv",), ablation),
+    "figures/normalization/depth_scales.png": (
+        ("results/normalization/trainability_runs.csv", "results/normalization/depth_scales.csv"),
+        depth_scales,
     ),
 }
