@@ -153,23 +153,25 @@ def indicative_groups(table: pd.DataFrame) -> dict[str, list[str]]:
 def quantity_text(row: Any) -> str:
     """What a claim's measured number is, in words (empty for a table made before claims
     named it)."""
-    return _text_or_dash(getattr(row, "quantity", ""))
+    return _text_or(getattr(row, "quantity", ""), "–")
 
 
 def paper_says_text(row: Any) -> str:
     """The claim's quantity as the paper or its authors' published results give it (its
     ``paper_says``), or ``–`` where they give no number (a CSV read back has NaN for none)."""
-    return _text_or_dash(getattr(row, "paper_says", ""))
+    return _text_or(getattr(row, "paper_says", ""), "–")
 
 
-def _text_or_dash(value: object) -> str:
-    return value if isinstance(value, str) and value else "–"
+def _text_or(value: object, fallback: str) -> str:
+    """``value`` when it is a non-empty string, else ``fallback`` (a table read back from CSV
+    has NaN for an empty cell)."""
+    return value if isinstance(value, str) and value else fallback
 
 
 def finding_text(text: object) -> str:
     """A failed claim's ``finding``, or that there is none yet (also for a table read back
     from CSV, where an empty cell is NaN)."""
-    return text if isinstance(text, str) and text else "not investigated yet."
+    return _text_or(text, "not investigated yet.")
 
 
 CAPTIONS_DIR = "results/captions"
