@@ -33,6 +33,7 @@ from galu.workflow.data.convert import (
 )
 from galu.workflow.data.errors import DataError, FormatError, UnsafeArchiveError
 from galu.workflow.data.prepare import array_record, load_processed, prepare, write_npz
+from galu.workflow.provenance import Run
 
 
 def _write(folder: Path, blobs: dict[str, bytes]) -> dict[str, Path]:
@@ -182,6 +183,9 @@ def test_write_npz_is_reproducible_and_loads_without_pickles(tmp_path: Path) -> 
     write_npz(first, arrays)
     write_npz(second, arrays)
     assert first.read_bytes() == second.read_bytes()
+    with pytest.raises(DataError, match="has no provenance sidecar"):
+        load_processed(first)  # nothing vouches for these bytes yet
+    Run("write").stamp(first)
     loaded = load_processed(first)
     for name, expected in arrays.items():
         np.testing.assert_array_equal(loaded[name], expected)
@@ -194,11 +198,12 @@ def test_write_npz_is_reproducible_and_loads_without_pickles(tmp_path: Path) -> 
     }
 
 
-def test_prepare_writes_arrays_and_a_sidecar_with_their_hashes(tmp_path: Path) -> None:
+def test_prepare_writes_arrays_and_a_sidecar_with_their_hashes(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # as `galu data prepare` runs: paths inside the checkout
     tiny = tiny_idx()
     _write(tmp_path / "raw" / tiny.dataset.name, tiny.blobs)
-    report = prepare(tiny.dataset, tmp_path / "raw", tmp_path / "processed")
-    assert report.path == tmp_path / "processed" / "tiny_idx.npz"
+    report = prepare(tiny.dataset, Path("raw"), Path("processed"))
+    assert report.path == Path("processed/tiny_idx.npz")
     assert report.substitute is False
     sidecar = json.loads(report.sidecar.read_text())
     assert report.sidecar.name == "tiny_idx.npz.meta.json"

@@ -20,11 +20,18 @@ from test_data_fixtures import (
 
 from galu.workflow.data.errors import ChecksumMismatchError, InsecureURLError, MissingFilesError
 from galu.workflow.data.fetch import fetch, fetch_many, manifest_path
-from galu.workflow.data.mirrors import Mirror, mirror_list, split_mirror_list
+from galu.workflow.data.mirrors import (
+    Mirror,
+    _clone,
+    _clone_or_copy,
+    mirror_list,
+    split_mirror_list,
+)
 from galu.workflow.data.prepare import prepare
 from galu.workflow.data.settings import DataSettings
 from galu.workflow.data.substitutes import parse_substitutes
 from galu.workflow.data.verify import file_digests
+from galu.workflow.provenance import sha256_file
 
 NO_ENV: dict[str, str] = {}
 
@@ -94,13 +101,35 @@ def test_happy_path_from_a_folder_mirror_sub_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("link", [True, False])
-def test_files_are_hard_linked_or_copied(tmp_path: Path, link: bool) -> None:
+def test_a_write_under_data_raw_never_reaches_the_mirror(tmp_path: Path, link: bool) -> None:
+    """#39, pattern 6: with or without ``link``, the raw file has bytes of its own (a clone
+    or a copy, never a hard link), so an in-place write to it (as root, which permissions
+    do not stop) leaves the shared mirror as it was."""
     tiny = tiny_idx()
     mirror = _mirror(tmp_path / "m", tiny.blobs)
+    before = {p.name: sha256_file(p) for p in sorted(mirror.iterdir())}
     fetch(tiny.dataset, tmp_path / "raw", _settings(mirror, link=link), NO_ENV)
-    name = IDX_NAMES["test_labels"]
-    same_inode = (tmp_path / "raw/tiny_idx" / name).stat().st_ino == (mirror / name).stat().st_ino
-    assert same_inode is link
+    for name in before:
+        raw = tmp_path / "raw/tiny_idx" / name
+        assert raw.stat().st_ino != (mirror / name).stat().st_ino
+        assert raw.stat().st_nlink == 1
+        with open(raw, "r+b") as handle:  # an editor or a tool writing in place
+            handle.write(b"\0\0\0\0")
+    assert {p.name: sha256_file(p) for p in sorted(mirror.iterdir())} == before
+
+
+def test_a_clone_is_a_copy_of_its_own_or_nothing(tmp_path: Path) -> None:
+    """Where the file system has reflinks the clone holds the same bytes under another
+    inode; where it has none, nothing is left behind and the caller copies."""
+    src, tmp = tmp_path / "a.gz", tmp_path / ".a.gz.tmp"
+    src.write_bytes(b"archive bytes" * 1000)
+    if _clone(src, tmp):
+        assert tmp.read_bytes() == src.read_bytes()
+        assert tmp.stat().st_ino != src.stat().st_ino
+    else:
+        assert not tmp.exists()
+    _clone_or_copy(src, tmp, clone=True)
+    assert tmp.read_bytes() == src.read_bytes() and tmp.stat().st_nlink == 1
 
 
 def test_mirror_order_decides_which_copy_is_used(tmp_path: Path) -> None:

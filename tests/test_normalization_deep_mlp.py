@@ -1,6 +1,5 @@
 """Deep plain MLPs: orthogonal init, gains, training loop (arXiv 1905.01369, Sec. 4)."""
 
-import json
 import math
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.normalization.training import TrainSettings, train
 from galu.workflow.cifar_job import start_cifar_job
+from galu.workflow.provenance import Run
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
 
@@ -195,7 +195,7 @@ def test_start_cifar_job_opens_the_run_and_prepares_the_data(tmp_path):
     arrays = _cifar_like(20, 10, 6)
     path = tmp_path / "cifar10.npz"
     np.savez(path, **arrays)
-    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": True}))
+    Run("prepare", extra={"data_substitute": True}).stamp(path)  # the job refuses one without
 
     class Inputs(list):  # a Snakemake Namedlist: iterable paths with named entries
         npz = str(path)
@@ -212,5 +212,5 @@ def test_start_cifar_job_opens_the_run_and_prepares_the_data(tmp_path):
     assert torch.equal(data.x_train, expected.x_train) and torch.equal(data.y_test, expected.y_test)
     with pytest.raises(ValueError, match="device must be one of"):
         start_cifar_job(smk, 8, 4, seed=3, device="tpu")
-    (tmp_path / "cifar10.npz.meta.json").write_text(json.dumps({"data_substitute": False}))
+    Run("prepare", extra={"data_substitute": False}).stamp(path)
     assert start_cifar_job(smk, 8, 4, seed=3)[0].extra == {"data_substitute": False}

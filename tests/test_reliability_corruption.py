@@ -22,7 +22,7 @@ import yaml
 
 from galu.workflow.audit import audit_tree
 from galu.workflow.config import load_yaml
-from galu.workflow.data import DATASETS, DataError, load_processed
+from galu.workflow.data import DATASETS, DataError, load_processed, prepare
 from galu.workflow.data.mirrors import local_candidates, local_folder
 from galu.workflow.preflight import preflight
 from galu.workflow.provenance import seal_problem, sealed_sidecar, sha256_file
@@ -188,7 +188,8 @@ def test_load_processed_refuses_an_array_that_does_not_match_its_sidecar(made, t
     with pytest.raises(DataError) as error:
         load_processed(npz)
     message = str(error.value)
-    assert str(npz) in message and "does not match its provenance sidecar" in message
+    assert str(npz) in message and "is not what its provenance sidecar says" in message
+    assert "changed after it was written" in message
     assert f"snakemake --cores 2 {npz}" in message
 
 
@@ -200,11 +201,11 @@ def test_corrupt_processed_array_is_set_aside_and_rebuilt(work):
     flip(npz)
     bad = npz.read_bytes()
     dry = smk(work, "-n", NPZ)
-    assert f"galu: {NPZ}: does not match its provenance sidecar" in dry.stderr
+    assert f"galu: {NPZ}: changed after it was written" in dry.stderr
     assert npz.read_bytes() == bad and not Path(f"{npz}.rejected").exists()  # dry: untouched
     assert not (work / "logs/integrity.log").exists()  # and nothing written
     done = smk(work, NPZ)
-    note = f"galu: {NPZ}: does not match its provenance sidecar"
+    note = f"galu: {NPZ}: changed after it was written"
     assert note in done.stderr and f"moved it to {NPZ}.rejected" in done.stderr
     assert note in (work / "logs/integrity.log").read_text()
     assert Path(f"{npz}.rejected").read_bytes() == bad  # kept for inspection, never used
@@ -260,3 +261,105 @@ def test_corrupt_raw_archive_without_its_source_is_fetched_again(work):
     assert {f["name"]: f["source"] for f in sources}[raw.name] == str(second)
     assert sha256_file(npz) == npz_sha  # rebuilt, to the same bytes
     assert audit(work)[0] == 0
+
+
+@pytest.mark.slow
+def test_an_array_passed_off_as_another_dataset_is_never_read(work):
+    """MNIST's real array copied with its sidecar to where Fashion-MNIST's goes: the run's
+    pre-flight names it and sets it aside, the loader refuses it; MNIST's own files and
+    the mirror are left as they were (#39, pattern 4)."""
+    fashion = "data/processed/fashion_mnist.npz"
+    for suffix in ("", ".meta.json"):
+        shutil.copyfile(work / f"{NPZ}{suffix}", work / f"{fashion}{suffix}")
+    mnist = [stat(work / NPZ), stat(work / f"{NPZ}.meta.json")]
+    with pytest.raises(DataError, match=f"its sidecar describes {NPZ}, not this file"):
+        load_processed(work / fashion)
+    dry = smk(work, "-n", fashion)
+    assert f"galu: {fashion}: its sidecar describes {NPZ}, not this file" in dry.stderr
+    assert "Traceback" not in dry.stderr
+    (finding,) = preflight(work)
+    assert finding.path == fashion and (work / f"{fashion}.rejected").is_file()
+    assert [stat(work / NPZ), stat(work / f"{NPZ}.meta.json")] == mnist
+    assert load_processed(work / NPZ)["x_train"].shape == (60000, 28, 28)
+
+
+MANIFEST = "data/raw/mnist/sources.json"
+
+
+def _mirror_sums(work: Path) -> dict[str, str]:
+    """sha256 of every file in the module's two mirrors."""
+    mirrors = yaml.safe_load((work / "reliability.yaml").read_text())["data"]["mirrors"]
+    files = (p for m in mirrors for p in sorted(Path(m).rglob("*")) if p.is_file())
+    return {str(p): sha256_file(p) for p in files}
+
+
+def _archives(work: Path) -> dict[str, str]:
+    folder = work / "data/raw/mnist"
+    return {p.name: sha256_file(p) for p in sorted(folder.glob("*.gz"))}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "no_sidecar", "not_json"])
+def test_a_damaged_download_manifest_is_fetched_again(work, damage):
+    """#39, pattern 7: a manifest that its sidecar does not vouch for never reaches the
+    prepare job (which would have crashed on its JSON); the run sets it aside, the download
+    job writes it again from the archives already there (verified, not downloaded), and the
+    array is rebuilt to the same bytes. Nothing else changes, the mirrors least of all."""
+    manifest = work / MANIFEST
+    archives, npz, mirrors = _archives(work), sha256_file(work / NPZ), _mirror_sums(work)
+    good = json.loads(manifest.read_text())
+    if damage == "truncated":
+        manifest.write_bytes(manifest.read_bytes()[:100])
+    elif damage == "no_sidecar":
+        Path(f"{manifest}.meta.json").unlink()
+    else:
+        manifest.write_text("[]")
+    if damage != "no_sidecar":  # the library names the file and the fix, no JSON traceback
+        elsewhere = work / "elsewhere"
+        with pytest.raises(DataError, match=f"{MANIFEST} is not a readable download manifest"):
+            prepare("mnist", work / "data/raw", elsewhere)
+        assert not elsewhere.exists()
+    dry = smk(work, "-n", NPZ)
+    assert f"galu: {MANIFEST}: " in dry.stderr and "Traceback" not in dry.stderr
+    assert f"a real run moves it to {MANIFEST}.rejected and fetches the dataset again" in (
+        dry.stderr
+    )
+    done = smk(work, NPZ)
+    assert f"moved it to {MANIFEST}.rejected" in done.stderr
+    assert f"{NPZ}.rejected; this run fetches the archive again" in done.stderr
+    assert "Traceback" not in done.stderr
+    # The same archives, verified where they lie ("already present": the damaged manifest's
+    # record of where each came from is not trusted).
+    again = json.loads(manifest.read_text())["files"]
+    assert {f["name"]: f["sha256"] for f in again} == {
+        f["name"]: f["sha256"] for f in good["files"]
+    }
+    assert {f["source"] for f in again} == {"already present"}
+    assert _archives(work) == archives and sha256_file(work / NPZ) == npz
+    assert _mirror_sums(work) == mirrors
+    assert audit(work)[0] == 0
+    assert "Nothing to be done" in smk(work, "-n", NPZ).stdout
+
+
+@pytest.mark.slow
+def test_an_archive_hard_linked_into_the_mirror_gets_bytes_of_its_own(work):
+    """#39, pattern 6: an archive an older galu hard-linked into the shared mirror is
+    replaced by a copy of its own before any job runs; afterwards an in-place write under
+    data/raw/ leaves the mirror as it was, and nothing is rebuilt (the bytes are the same)."""
+    raw = work / RAW
+    entries = json.loads((work / MANIFEST).read_text())["files"]
+    source = Path({f["name"]: f["source"] for f in entries}[raw.name])
+    os.unlink(raw)
+    os.link(source, raw)  # what `data.link: true` used to do
+    mirrors, npz = _mirror_sums(work), stat(work / NPZ)
+    dry = smk(work, "-n", NPZ)
+    assert f"galu: {RAW}: is a hard link to the mirror's {source}" in dry.stderr
+    assert "a real run replaces it by a copy of its own" in dry.stderr
+    assert os.path.samefile(raw, source)  # a dry run changes nothing
+    done = smk(work, NPZ)
+    assert "replaced it by a copy of its own (same bytes); the mirror is untouched" in done.stderr
+    assert not os.path.samefile(raw, source) and raw.stat().st_nlink == 1
+    with open(raw, "r+b") as handle:  # an in-place write, as root: permissions do not stop it
+        handle.write(b"\0")
+    assert _mirror_sums(work) == mirrors
+    assert stat(work / NPZ) == npz  # same bytes: nothing was rebuilt

@@ -219,7 +219,7 @@ def test_a_processed_array_that_cannot_be_set_aside_blocks_the_run(tree):
     before = sums(tree, (npz, f"{npz}.meta.json"))
     (finding,) = preflight(tree)
     assert finding.blocking and finding.path == npz
-    assert finding.problem.startswith("does not match its provenance sidecar")
+    assert finding.problem.startswith("changed after it was written")
     assert f"remove or rename {npz}.rejected, which is in the way" in finding.action
     assert sums(tree, (npz, f"{npz}.meta.json")) == before
 

@@ -40,6 +40,7 @@ from galu.workflow.publish import (
     published_copy,
 )
 from galu.workflow.sidecar_shape import shape_problem
+from galu.workflow.vouch import elsewhere_problem
 
 __all__ = ["shape_problem"]  # (re-exported: the tests and older callers import it from here)
 
@@ -127,14 +128,8 @@ def read_sidecar(path: Path) -> dict[str, Any] | None:
 def described_elsewhere(root: Path, path: Path, record: dict[str, Any]) -> str | None:
     """A sidecar that describes another file: an output copied with its sidecar (an array of
     one dataset passed off as another) must not inherit that provenance."""
-    described = Path(record["output"]["path"])
     here = described_path(path.relative_to(root).as_posix())
-    if described.is_absolute() or described.as_posix() == here:
-        return None
-    return (
-        f"its sidecar describes {described.as_posix()}, not this file (copied with its"
-        " sidecar?): its provenance is not this file's"
-    )
+    return elsewhere_problem(record["output"]["path"], here)
 
 
 def _is_temporary(path: Path) -> bool:

@@ -6,6 +6,7 @@ command."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import math
 import os
@@ -14,6 +15,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from galu import __version__
 from galu.atomic import atomic_write_bytes
@@ -47,6 +49,9 @@ from galu.workflow.readme_sections import (
     readme_differences,
     readme_with_section,
 )
+
+if TYPE_CHECKING:  # the data stage is imported only by `galu data`
+    from galu.workflow.data import DataSettings
 
 
 class UsageError(Exception):
@@ -454,7 +459,7 @@ def _site_config(root: Path) -> dict:
 
 
 def _data(args: argparse.Namespace) -> int:
-    from galu.workflow.data import DataError, DataSettings, dataset_names, fetch, prepare
+    from galu.workflow.data import DataSettings, dataset_names
 
     root = _checkout(args.root)
     unknown = [name for name in args.datasets if name not in dataset_names()]
@@ -463,14 +468,27 @@ def _data(args: argparse.Namespace) -> int:
             f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(dataset_names())}"
         )
     settings = DataSettings.from_config(_site_config(root)["data"])
+    # Sidecars record paths relative to the checkout, as the workflow's jobs do.
+    with contextlib.chdir(root):
+        return _fetch_datasets(args, settings)
+
+
+def _fetch_datasets(args: argparse.Namespace, settings: DataSettings) -> int:
+    """``galu data fetch|prepare`` from the checkout's root."""
+    from galu.workflow.data import DataError, fetch, prepare
+    from galu.workflow.provenance import Run
+
+    raw, processed = Path("data/raw"), Path("data/processed")
     try:
         for name in args.datasets:
-            report = fetch(name, root / "data/raw", settings)
+            report = fetch(name, raw, settings)
+            # The manifest gets its sidecar here too: the pre-flight and the prepare job
+            # accept only a manifest that one vouches for.
+            made = {"data_substitute": report.substitute}
+            Run("galu data fetch", params={"dataset": name}, extra=made).stamp(report.manifest)
             print(f"{name}: {len(report.files)} raw file(s) verified in data/raw/{name}/")
             if args.action == "prepare":
-                done = prepare(
-                    name, root / "data/raw", root / "data/processed", settings.substitutes
-                )
+                done = prepare(name, raw, processed, settings.substitutes)
                 print(f"{name}: wrote {done.path}")
     except (DataError, ValueError) as error:
         print(f"galu data: {error}", file=sys.stderr)

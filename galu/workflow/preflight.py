@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -37,14 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from galu.atomic import atomic_path, atomic_write_bytes
-from galu.workflow.provenance import (
-    SIDECAR_SUFFIX,
-    recorded_sha256,
-    seal_problem,
-    sha256_file,
-    sidecar_mismatch,
-    sidecar_path,
-)
+from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file, sidecar_path
+from galu.workflow.vouch import bytes_problem, sidecar_problem
 
 REJECTED_SUFFIX = ".rejected"
 _LOG = Path("logs/integrity.log")
@@ -242,12 +235,26 @@ def _screen(
             return
 
 
+def _vouched(root: Path, path: Path, checked: _Checked) -> tuple[str | None, dict[str, Any], str]:
+    """(problem, record, key) of a file the workflow made (:func:`sidecar_problem`), its
+    bytes hashed unless they passed with this very sidecar before."""
+    problem, record, key = sidecar_problem(path, path.relative_to(root).as_posix())
+    if problem is None and not checked.passed(path, key):
+        problem = bytes_problem(sha256_file(path), record["output"]["sha256"])
+        if problem is None:
+            checked.record(path, key)
+    return problem, record, key
+
+
 def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
+    """Every processed array is vouched for by its own sidecar, as every result is: one
+    without a sidecar, or whose sidecar describes another dataset's array, is set aside too."""
     arrays = sorted((root / "data" / "processed").glob("*.npz"))
-    files = ((npz, recorded_sha256(npz), None) for npz in arrays)
+    files = ((npz, None, None) for npz in arrays)  # _vouched keeps its own stamps
+    problem_of = lambda path: _vouched(root, path, checked)[0]  # noqa: E731
     rebuilt = "; this run rebuilds it from the verified raw archives"
     repair = lambda *_: (rebuilt, False, False)  # noqa: E731
-    yield from _screen(root, dry_run, checked, files, sidecar_mismatch, "rebuilds it", repair)
+    yield from _screen(root, dry_run, checked, files, problem_of, "rebuilds it", repair)
 
 
 def _manifest_files(manifest: Path) -> list[dict[str, Any]]:
@@ -265,17 +272,26 @@ def _raw_problem(root: Path, path: Path) -> str | None:
     return "; ".join(problems) if problems else None
 
 
-def _restore(entry: Mapping[str, Any], dest: Path) -> str | None:
-    """Copy the archive back from where the manifest says it came, if those bytes still match.
-
-    Returns the source used, or None when there is no such verifiable local copy.
-    """
+def _local_source(entry: Mapping[str, Any]) -> Path | None:
+    """The local file a manifest entry says its archive came from (None: a URL, or gone)."""
     source = str(entry.get("source") or "")
     if source.startswith("substitute "):
         source = source.removeprefix("substitute ")
     src = Path(source)
     if not source or "://" in source or not src.is_absolute() or not src.is_file():
         return None
+    return src
+
+
+def _restore(entry: Mapping[str, Any], dest: Path) -> str | None:
+    """Copy the archive back from where the manifest says it came, if those bytes still match.
+
+    Returns the source used, or None when there is no such verifiable local copy.
+    """
+    src = _local_source(entry)
+    if src is None:
+        return None
+    source = str(src)
     if sha256_file(src) != entry.get("sha256"):
         return None
     try:
@@ -315,6 +331,36 @@ def _refetch(root: Path, manifest: Path) -> tuple[str, bool]:
     ), False
 
 
+def _unshare(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]:
+    """Archives that are hard links into the mirror they came from (an older galu linked
+    them): a write under data/raw/ would change the shared copy, so each gets bytes of its
+    own (a copy renamed over the link; the mirror's file is not touched)."""
+    for entry in _manifest_files(manifest):
+        path, source = manifest.parent / str(entry["name"]), _local_source(entry)
+        try:
+            shared = source is not None and path.is_file() and os.path.samefile(path, source)
+        except OSError:
+            shared = False
+        if not shared:
+            continue
+        problem = f"is a hard link to the mirror's {source}: a write here would change the mirror"
+        action = "a real run replaces it by a copy of its own"
+        if not dry_run:
+            try:
+                with atomic_path(path) as tmp:
+                    shutil.copyfile(path, tmp)
+                action = "replaced it by a copy of its own (same bytes); the mirror is untouched"
+            except OSError as error:
+                action = (
+                    f"could not replace it by a copy ({error.strerror or error}); make"
+                    f" {_rel(root, path.parent)}/ writable so that it can be"
+                )
+        yield DataFinding(_rel(root, path), problem, action)
+
+
+_REFETCHES = "fetches the dataset again (the archives already here are verified, not downloaded)"
+
+
 def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
     def replace(manifest: Path, path: Path, entry: Mapping[str, Any]) -> tuple[str, bool, bool]:
         source = _restore(entry, path)
@@ -323,8 +369,21 @@ def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFin
         then, blocking = _refetch(root, manifest)
         return then, True, blocking  # the whole dataset is fetched again
 
+    def refetch(manifest: Path, _: Any) -> tuple[str, bool, bool]:
+        then, blocking = _refetch(root, manifest)
+        return then, False, blocking
+
     problem_of = functools.partial(_raw_problem, root)
     for manifest in sorted((root / "data" / "raw").glob("*/sources.json")):
+        # The manifest first: a truncated or swapped one cannot say which archives to check,
+        # and the prepare job would refuse it; the download job writes it again.
+        own = [(manifest, None, None)]
+        vouched = lambda path: _vouched(root, path, checked)[0]  # noqa: E731
+        found = list(_screen(root, dry_run, checked, own, vouched, _REFETCHES, refetch))
+        yield from found
+        if found:
+            continue
+        yield from _unshare(root, dry_run, manifest)
         entries = ((manifest.parent / str(e["name"]), e) for e in _manifest_files(manifest))
         files = ((path, e.get("sha256"), e) for path, e in entries if path.is_file())
         repair = functools.partial(replace, manifest)
@@ -344,32 +403,6 @@ def _result_files(root: Path) -> Iterator[Path]:
             for path in sorted(base.rglob("*")):
                 if path.is_file() and is_output(path):
                     yield path
-
-
-def _sidecar_problem(root: Path, path: Path) -> tuple[str | None, dict[str, Any], str]:
-    """(problem, record, key) of ``path``'s sidecar: the problem is None when it is readable,
-    well formed and sealed; the key changes whenever the sidecar's bytes do."""
-    side = sidecar_path(path)
-    if not side.is_file():
-        return "has no provenance sidecar (its job was killed, or it was made by hand)", {}, ""
-    from galu.workflow.audit import described_elsewhere, shape_problem
-
-    data = side.read_bytes()  # read once: parsed, sealed and keyed from the same bytes
-    try:
-        record = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        return f"its sidecar is unreadable or malformed ({error})", {}, ""
-    malformed = shape_problem(record)
-    if malformed:
-        return f"its sidecar is unreadable or malformed (it {malformed})", {}, ""
-    recorded = record["output"]["sha256"]
-    elsewhere = described_elsewhere(root, path, record)
-    if elsewhere:
-        return elsewhere, {}, ""
-    sealed = seal_problem(data)
-    if sealed:
-        return f"its sidecar {sealed}", {}, ""
-    return None, record, f"{recorded}:{hashlib.sha256(data).hexdigest()}"
 
 
 def _stale_input(
@@ -399,16 +432,7 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
     unreadable: list[DataFinding] = []
     for path in _result_files(root):
         try:
-            problem, record, key = _sidecar_problem(root, path)
-            if problem is None and not checked.passed(path, key):
-                actual, recorded = sha256_file(path), record["output"]["sha256"]
-                if actual == recorded:
-                    checked.record(path, key)
-                else:
-                    problem = (
-                        f"changed after it was written (sha256 {actual[:12]}…,"
-                        f" recorded {recorded[:12]}…)"
-                    )
+            problem, record, key = _vouched(root, path, checked)
         except FileNotFoundError:  # gone since it was listed: nothing can read it
             continue
         except OSError as error:

@@ -23,8 +23,8 @@ import json
 import logging
 import os
 import platform
-import re
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -33,30 +33,18 @@ from typing import Any
 from galu.atomic import atomic_path, atomic_write_bytes
 from galu.seeding import seeds_in
 
-SIDECAR_SUFFIX = ".meta.json"
-# Each sidecar carries the sha256 of its own bytes under this key (see sealed_sidecar).
-SEAL_KEY = "sidecar_sha256"
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+# The sidecar's byte layer, re-exported: most of galu imports these names from here.
+from galu.workflow.sidecar_seal import SEAL_KEY as SEAL_KEY
+from galu.workflow.sidecar_seal import SIDECAR_SUFFIX as SIDECAR_SUFFIX
+from galu.workflow.sidecar_seal import seal_problem as seal_problem
+from galu.workflow.sidecar_seal import sealed_sidecar, sha256_file, sidecar_path
+from galu.workflow.vouch import unvouched_inputs
 
 
 def sha256_json(value: Any) -> str:
     """SHA-256 of a value's canonical JSON (sorted keys), for parameter hashes."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def sidecar_path(path: str | os.PathLike[str]) -> Path:
-    """The sidecar that belongs to ``path``."""
-    return Path(f"{os.fspath(path)}{SIDECAR_SUFFIX}")
 
 
 def recorded_sha256(path: str | os.PathLike[str]) -> str | None:
@@ -169,35 +157,6 @@ def _named_items(namedlist: Any) -> dict[str, Any]:
     return {key: _plain(val) for key, val in namedlist.items()}
 
 
-_PLACEHOLDER = "0" * 64
-_SEAL = re.compile(rb'"' + SEAL_KEY.encode() + rb'": "([0-9a-f]{64})"')
-
-
-def sealed_sidecar(record: Mapping[str, Any]) -> bytes:
-    """The bytes of a sidecar for ``record`` that carry the sha256 of those very bytes.
-
-    The JSON is written with a placeholder in ``sidecar_sha256``, hashed, and the placeholder
-    replaced by the hash, so any changed bit anywhere in the file (a value, a key, a number's
-    spelling, the seal itself) makes :func:`seal_problem` report it.
-    """
-    body = {**{k: v for k, v in record.items() if k != SEAL_KEY}, SEAL_KEY: _PLACEHOLDER}
-    text = (json.dumps(body, indent=2, sort_keys=True) + "\n").encode()
-    digest = hashlib.sha256(text).hexdigest()
-    blank = f'"{SEAL_KEY}": "{_PLACEHOLDER}"'.encode()
-    return text.replace(blank, f'"{SEAL_KEY}": "{digest}"'.encode(), 1)
-
-
-def seal_problem(data: bytes) -> str | None:
-    """Why a sidecar's bytes do not match the seal they carry (None when they do)."""
-    seals = _SEAL.findall(data)
-    if len(seals) != 1:
-        return "carries no intact seal (made by an older galu, or the seal itself was changed)"
-    blank = _SEAL.sub(f'"{SEAL_KEY}": "{_PLACEHOLDER}"'.encode(), data)
-    if hashlib.sha256(blank).hexdigest().encode() != seals[0]:
-        return "changed after it was written (its bytes do not match its seal)"
-    return None
-
-
 def _job_code(planned: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The code closure of the job's script, with every file's hash, as the job starts.
 
@@ -290,6 +249,16 @@ class Run:
             extra={**substitute, **(kwargs.pop("extra", None) or {})},
             **kwargs,
         )
+        unvouched = unvouched_inputs(run._input_hashes)
+        if unvouched:  # a file damaged or swapped since the pre-flight: refuse it here
+            message = (
+                "this job's input is not what its sidecar says it is, so nothing is computed"
+                f" from it: {'; '.join(unvouched)}. Run the workflow again: its pre-flight"
+                " moves such a file aside and remakes it (`galu audit` names every such file)."
+            )
+            logging.getLogger("galu").error("%s", message)
+            print(f"galu: {message}", file=sys.stderr)
+            raise SystemExit(1)
         logging.getLogger("galu").info("rule %s %s started", run.rule, run.wildcards)
         start_heartbeat(run.rule, run.wildcards, smk.log[0] if len(smk.log) else "")
         return run

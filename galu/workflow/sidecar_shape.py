@@ -103,19 +103,24 @@ def _raw_files_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
-def shape_problem(record: Any) -> str | None:
-    """What is wrong with the shape of a sidecar record (None when it is well formed): every
-    field the audit, the explanations and the publication read has the type they expect,
-    and every path names a file inside the repository, so no sidecar can crash them or make
-    them read elsewhere."""
+def output_shape_problem(record: Any) -> str | None:
+    """What is wrong with the fields that vouch for a file's bytes (its ``output``): all a
+    job or a loader needs (:mod:`galu.workflow.vouch`); the rest of the record is the
+    audit's and the pre-flight's to judge (:func:`shape_problem`)."""
     if not isinstance(record, dict):
         return f"is a {type(record).__name__}, not a mapping"
     output = record.get("output")
     if not isinstance(output, dict) or not is_hash(output.get("sha256")):
         return "has no output.sha256 (a 64-digit hash)"
-    if not isinstance(output.get("path"), str):
-        return "has no output.path"
-    return (
+    return None if isinstance(output.get("path"), str) else "has no output.path"
+
+
+def shape_problem(record: Any) -> str | None:
+    """What is wrong with the shape of a sidecar record (None when it is well formed): every
+    field the audit, the explanations and the publication read has the type they expect,
+    and every path names a file inside the repository, so no sidecar can crash them or make
+    them read elsewhere."""
+    return output_shape_problem(record) or (
         _inputs_problem(record.get("inputs", []))
         or _code_problem(record.get("code"))
         or _git_problem(record.get("git"))

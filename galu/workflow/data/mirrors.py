@@ -7,9 +7,13 @@ The list comes from the config (``data.mirrors``) and from the environment
 variable ``GALU_DATA_MIRRORS`` (``:``-separated, searched first): that is how
 cluster users point compute nodes without internet at a shared copy.
 
-A file found in a folder is hard-linked (or, across file systems, copied) to
-a temporary name beside its destination, verified there, and only then
-renamed to its final name.
+A file found in a folder is cloned (a copy-on-write reflink, where the file
+system has them: btrfs, XFS, APFS-like ZFS block cloning) or copied to a
+temporary name beside its destination, verified there, and only then renamed
+to its final name. It is never hard-linked: a hard link *is* the mirror's file,
+so any in-place write under ``data/raw/`` (an editor, a tool, a bug) would
+change the shared copy for every user and every clone; a clone or a copy has
+its own bytes, and a write to it leaves the mirror as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,20 +116,37 @@ def remote_candidates(base_url: str, dataset: Dataset, filename: str) -> list[st
     ]
 
 
-def _link_or_copy(src: Path, tmp: Path, link: bool) -> None:
-    if link:
-        try:
-            os.link(src, tmp)
-            return
-        except OSError:
-            pass  # another file system, or hard links not permitted: copy instead
-    shutil.copyfile(src, tmp)
+# linux/fs.h: FICLONE = _IOW(0x94, 9, int), share the source's blocks copy-on-write.
+_FICLONE = 0x40049409
+
+
+def _clone(src: Path, tmp: Path) -> bool:
+    """Make ``tmp`` a copy-on-write clone of ``src``; False where the file system (or the
+    pair of file systems) cannot, with ``tmp`` removed."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import fcntl
+
+    try:
+        with open(src, "rb") as source, open(tmp, "wb") as target:
+            fcntl.ioctl(target.fileno(), _FICLONE, source.fileno())
+        return True
+    except OSError:  # EOPNOTSUPP, EXDEV, EINVAL: no reflinks here
+        tmp.unlink(missing_ok=True)
+        return False
+
+
+def _clone_or_copy(src: Path, tmp: Path, clone: bool) -> None:
+    """Own bytes at ``tmp`` either way: a write there never reaches ``src``."""
+    if not (clone and _clone(src, tmp)):
+        shutil.copyfile(src, tmp)
 
 
 def install_local(
     src: Path, dest: Path, verify: Callable[[Path, str], Verified], link: bool = True
 ) -> Verified:
-    """Bring ``src`` in as ``dest``: link or copy to a temporary name, verify, rename.
+    """Bring ``src`` in as ``dest``: clone (``link``, where the file system can) or copy to
+    a temporary name, verify, rename.
 
     ``verify(path, source)`` raises on a mismatch; the temporary file is then
     removed and ``dest`` is left as it was.
@@ -133,7 +155,7 @@ def install_local(
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
-        _link_or_copy(src, tmp, link)
+        _clone_or_copy(src, tmp, link)
         verified = verify(tmp, str(src))
         os.replace(tmp, dest)
     finally:

@@ -28,7 +28,8 @@ from galu.workflow.data.registry import Dataset, get_dataset
 from galu.workflow.data.substitutes import Substitute, accept_present, substitutes_for
 from galu.workflow.data.verify import Verified
 from galu.atomic import atomic_path
-from galu.workflow.provenance import Run, sidecar_mismatch
+from galu.workflow.provenance import Run
+from galu.workflow.vouch import vouch_problem
 
 ARRAY_NAMES = ("x_train", "y_train", "x_test", "y_test")
 # Zip entries carry a modification time; a fixed one keeps the file reproducible.
@@ -94,8 +95,16 @@ def _sources(raw_root: Path, dataset: str) -> dict[str, str]:
     manifest = manifest_path(raw_root, dataset)
     if not manifest.is_file():
         return {}
-    files = json.loads(manifest.read_text())["files"]
-    return {f["name"]: f["source"] for f in files}
+    try:
+        files = json.loads(manifest.read_text())["files"]
+        return {str(f["name"]): str(f["source"]) for f in files}
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise DataError(
+            f"{manifest} is not a readable download manifest ({type(error).__name__}: {error});"
+            f" move it aside and fetch again (`galu data fetch {dataset}`, or any workflow run,"
+            " whose pre-flight does this itself): the archives already there are verified,"
+            " not downloaded again"
+        ) from None
 
 
 def prepare(
@@ -149,15 +158,17 @@ def prepare(
 def load_processed(path: Path) -> dict[str, np.ndarray]:
     """Load a processed ``.npz`` (no pickles) as a dict of the four arrays.
 
-    An array whose provenance sidecar records another sha256 than its bytes have is refused
-    (DataError): it changed after it was made, and nothing is computed from it.
+    Only an array its provenance sidecar vouches for is loaded (:mod:`galu.workflow.vouch`):
+    one without a sidecar, whose sidecar describes another file (another dataset's array
+    copied over it with its sidecar) or records other bytes is refused (DataError), and
+    nothing is computed from it.
     """
-    problem = sidecar_mismatch(Path(path))
+    problem = vouch_problem(path)
     if problem:
         raise DataError(
-            f"{path} {problem}: it changed after it was made and is not used. Rebuild it: "
-            f"move it aside and run `snakemake --cores 2 {path}` (every workflow run sets such "
-            "a file aside and rebuilds it before its jobs start)."
+            f"{path} is not what its provenance sidecar says ({problem}), so it is not used."
+            f" Rebuild it: move it aside and run `snakemake --cores 2 {path}` (every workflow"
+            " run sets such a file aside and rebuilds it before its jobs start)."
         )
     with np.load(path, allow_pickle=False) as data:
         missing = [n for n in ARRAY_NAMES if n not in data.files]

@@ -21,8 +21,10 @@ class DataSettings:
 
     ``mirrors`` are searched after ``GALU_DATA_MIRRORS`` (see ``mirrors.py``);
     ``download=False`` skips the official URLs (offline clusters get the
-    offline message at once); ``link`` hard-links files from local mirrors
-    instead of copying when the file system allows it.
+    offline message at once); ``link`` clones files from local mirrors
+    (copy-on-write reflinks: no second copy of the bytes on disk) where the file system
+    allows it, else copies them; never a hard link, through which a write under
+    ``data/raw/`` would change the mirror (``mirrors.py``).
     """
 
     mirrors: tuple[str, ...] = DEFAULT_MIRRORS
