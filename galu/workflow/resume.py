@@ -207,7 +207,10 @@ def _write_records(records: Mapping[str, Any], root: Path) -> int:
     return written
 
 
-def _write_benchmarks(benchmarks: Mapping[str, str], root: Path) -> int:
+def _write_benchmarks(benchmarks: Mapping[str, str], root: Path, now: float) -> int:
+    """Write the run's benchmark tables where missing, and give every one of them the
+    restored files' time: Snakemake counts a job's benchmark among its outputs, so one left
+    from an earlier resume, older than a dataset prepared since, would rerun the job."""
     written = 0
     for rel, text in benchmarks.items():
         path = root / rel
@@ -215,6 +218,7 @@ def _write_benchmarks(benchmarks: Mapping[str, str], root: Path) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, text.encode())
             written += 1
+        os.utime(path, (now, now))
     return written
 
 
@@ -255,6 +259,6 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
         restored=[t.relative_to(root).as_posix() for _, t in to_copy],
         present=[t.relative_to(root).as_posix() for _, t in same],
         records=_write_records(state.get("snakemake_metadata", {}), root),
-        benchmarks=_write_benchmarks(state.get("benchmarks", {}), root),
+        benchmarks=_write_benchmarks(state.get("benchmarks", {}), root, now),
         missing_data=missing_data(folder, files, root),
     )
