@@ -12,6 +12,7 @@ new file, never through a hard link).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,7 +26,7 @@ from galu.workflow.config import load_yaml
 from galu.workflow.data import DATASETS, DataError, load_processed, prepare
 from galu.workflow.data.mirrors import local_candidates, local_folder
 from galu.workflow.preflight import preflight
-from galu.workflow.provenance import seal_problem, sealed_sidecar, sha256_file
+from galu.workflow.provenance import Run, seal_problem, sealed_sidecar, sha256_file
 
 from conftest import REPO, copy_repo, run, tool
 
@@ -299,7 +300,7 @@ def _archives(work: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", ["truncated", "no_sidecar", "not_json"])
+@pytest.mark.parametrize("damage", ["truncated", "no_sidecar", "not_json", "resealed"])
 def test_a_damaged_download_manifest_is_fetched_again(work, damage):
     """#39, pattern 7: a manifest that its sidecar does not vouch for never reaches the
     prepare job (which would have crashed on its JSON); the run sets it aside, the download
@@ -312,8 +313,12 @@ def test_a_damaged_download_manifest_is_fetched_again(work, damage):
         manifest.write_bytes(manifest.read_bytes()[:100])
     elif damage == "no_sidecar":
         Path(f"{manifest}.meta.json").unlink()
-    else:
+    elif damage == "not_json":
         manifest.write_text("[]")
+    else:  # entries without their source, under a sidecar that vouches for these bytes
+        manifest.write_text(json.dumps({"files": [{"name": f["name"]} for f in good["files"]]}))
+        with contextlib.chdir(work):
+            Run("hand").stamp(MANIFEST)
     if damage != "no_sidecar":  # the library names the file and the fix, no JSON traceback
         elsewhere = work / "elsewhere"
         with pytest.raises(DataError, match=f"{MANIFEST} is not a readable download manifest"):

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from galu.atomic import atomic_path, atomic_write_bytes
+from galu.workflow.data.errors import DataError
+from galu.workflow.data.fetch import read_manifest
 from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file, sidecar_path
 from galu.workflow.vouch import bytes_problem, sidecar_problem
 
@@ -259,10 +261,21 @@ def _check_processed(root: Path, dry_run: bool, checked: _Checked) -> Iterator[D
 
 def _manifest_files(manifest: Path) -> list[dict[str, Any]]:
     try:
-        files = json.loads(manifest.read_text())["files"]
-        return [f for f in files if isinstance(f, dict) and "name" in f]
-    except (OSError, ValueError, KeyError, TypeError):
+        return read_manifest(manifest)
+    except (OSError, DataError):  # the manifest's own check reports it (_manifest_problem)
         return []
+
+
+def _manifest_problem(root: Path, manifest: Path, checked: _Checked) -> str | None:
+    """A manifest its sidecar does not vouch for, or that does not say which archives the
+    dataset has (even one sealed by a Run: its content is checked too)."""
+    problem = _vouched(root, manifest, checked)[0]
+    if problem is None:
+        try:
+            read_manifest(manifest)
+        except DataError:
+            problem = "is not a readable download manifest (a list of name, sha256, source)"
+    return problem
 
 
 def _raw_problem(root: Path, path: Path) -> str | None:
@@ -378,8 +391,8 @@ def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFin
         # The manifest first: a truncated or swapped one cannot say which archives to check,
         # and the prepare job would refuse it; the download job writes it again.
         own = [(manifest, None, None)]
-        vouched = lambda path: _vouched(root, path, checked)[0]  # noqa: E731
-        found = list(_screen(root, dry_run, checked, own, vouched, _REFETCHES, refetch))
+        manifest_problem = functools.partial(_manifest_problem, root, checked=checked)
+        found = list(_screen(root, dry_run, checked, own, manifest_problem, _REFETCHES, refetch))
         yield from found
         if found:
             continue

@@ -22,7 +22,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from galu.workflow.data.download import download, partial_path
-from galu.workflow.data.errors import ChecksumMismatchError, DownloadError, MissingFilesError
+from galu.workflow.data.errors import (
+    ChecksumMismatchError,
+    DataError,
+    DownloadError,
+    MissingFilesError,
+)
 from galu.workflow.data.mirrors import (
     Mirror,
     install_local,
@@ -41,6 +46,8 @@ from galu.workflow.data.verify import Verified, verify_official, verify_pinned
 from galu.atomic import atomic_write_bytes
 
 MANIFEST_NAME = "sources.json"
+# What every manifest entry records (FetchedFile's fields that later steps read).
+_ENTRY_KEYS = ("name", "sha256", "source")
 _log = logging.getLogger(__name__)
 
 
@@ -78,6 +85,26 @@ def raw_dir(raw_root: Path, dataset: str) -> Path:
 def manifest_path(raw_root: Path, dataset: str) -> Path:
     """The ``sources.json`` manifest of ``dataset``'s raw folder."""
     return raw_dir(raw_root, dataset) / MANIFEST_NAME
+
+
+def read_manifest(path: Path) -> list[dict[str, str]]:
+    """The entries of a download manifest, each with at least a ``name``, ``sha256`` and
+    ``source`` (strings); DataError, naming the file and the fix, for anything else."""
+    try:
+        files = json.loads(Path(path).read_text())["files"]
+        if not isinstance(files, list) or not all(
+            isinstance(f, dict) and all(isinstance(f.get(k), str) for k in _ENTRY_KEYS)
+            for f in files
+        ):
+            raise TypeError(f"'files' must be a list of entries with {', '.join(_ENTRY_KEYS)}")
+        return files
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise DataError(
+            f"{path} is not a readable download manifest ({type(error).__name__}: {error});"
+            f" move it aside and fetch again (`galu data fetch {Path(path).parent.name}`, or"
+            " any workflow run, whose pre-flight does this itself): the archives already"
+            " there are verified, not downloaded again"
+        ) from None
 
 
 class _FileSearch:

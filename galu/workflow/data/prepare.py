@@ -23,7 +23,7 @@ import numpy as np
 
 from galu.workflow.data.convert import convert
 from galu.workflow.data.errors import DataError
-from galu.workflow.data.fetch import manifest_path, raw_dir
+from galu.workflow.data.fetch import manifest_path, raw_dir, read_manifest
 from galu.workflow.data.registry import Dataset, get_dataset
 from galu.workflow.data.substitutes import Substitute, accept_present, substitutes_for
 from galu.workflow.data.verify import Verified
@@ -95,16 +95,7 @@ def _sources(raw_root: Path, dataset: str) -> dict[str, str]:
     manifest = manifest_path(raw_root, dataset)
     if not manifest.is_file():
         return {}
-    try:
-        files = json.loads(manifest.read_text())["files"]
-        return {str(f["name"]): str(f["source"]) for f in files}
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as error:
-        raise DataError(
-            f"{manifest} is not a readable download manifest ({type(error).__name__}: {error});"
-            f" move it aside and fetch again (`galu data fetch {dataset}`, or any workflow run,"
-            " whose pre-flight does this itself): the archives already there are verified,"
-            " not downloaded again"
-        ) from None
+    return {f["name"]: f["source"] for f in read_manifest(manifest)}
 
 
 def prepare(
