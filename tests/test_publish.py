@@ -369,6 +369,31 @@ def test_a_damaged_or_partly_deleted_run_never_replaces_the_last_publication(tmp
     assert {p: p.read_bytes() for p in Path("published").rglob("*") if p.is_file()} == kept
 
 
+def test_a_claims_table_made_from_an_older_version_of_a_table_is_not_published(
+    tmp_path, monkeypatch
+):
+    """The table rerun with other numbers after the claims table read it: the pair is not
+    one run's, and publishing it would show verdicts of numbers it does not contain."""
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", configfiles=[], machine="m")
+    kept = _checksums()
+    source = "results/paper-cpu/scm/stability.csv"
+    old = sha256_file(source)
+    Run("scm_stability", inputs=["data/processed/a.npz"]).write_csv(
+        pd.DataFrame({"eta": [0.7, 2.0]}), source
+    )  # sound by itself: its sidecar vouches for it
+    with pytest.raises(PublishError) as error:
+        publish("paper-cpu", configfiles=[], machine="m")
+    message = str(error.value)
+    assert message.startswith(
+        f"results/paper-cpu/claims.csv was made from another version of {source} (sha256"
+        f" {old[:12]}…, now {sha256_file(source)[:12]}…)"
+    )
+    assert "Nothing was published" in message and "Traceback" not in message
+    assert _checksums() == kept
+
+
 def _checksums(folder: str = "published") -> dict[str, str]:
     """sha256 of every file under ``folder`` (what a failed publish must leave as it was)."""
     return {p.as_posix(): sha256_file(p) for p in sorted(Path(folder).rglob("*")) if p.is_file()}

@@ -383,6 +383,28 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
             f" ({len(gone)} file(s)) made other tables of it and are gone. Nothing was"
             " published: rerun the run (`snakemake` remakes them) and publish again"
         )
+    stale = _made_from_other_bytes(run, files)
+    if stale:
+        raise PublishError(
+            "; ".join(stale[:3]) + f"{' …' if len(stale) > 3 else ''}. Nothing was published:"
+            " a table and the one it was made from must be of the same run; rerun the run"
+            " (its pre-flight sets such a table aside and `snakemake` remakes it) and publish"
+            " again"
+        )
+
+
+def _made_from_other_bytes(run: OutputRoot, files: list[str]) -> list[str]:
+    """Run files made from another version of a run file than the one to be published
+    (e.g. a claims table older than a table rerun since): its numbers are not these."""
+    records = {(run / c).as_posix(): _record(sidecar_path(run / c)) for c in files}
+    current = {path: record["output"]["sha256"] for path, record in records.items()}
+    return [
+        f"{path} was made from another version of {item['path']} (sha256"
+        f" {item['sha256'][:12]}…, now {current[item['path']][:12]}…)"
+        for path, record in records.items()
+        for item in record.get("inputs", [])
+        if item["path"] in current and current[item["path"]] != item["sha256"]
+    ]
 
 
 def publish(
