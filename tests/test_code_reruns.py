@@ -168,7 +168,9 @@ def touched(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if rel.endswith(SIDECAR_SUFFIX):
             continue  # written by the stamp of its output
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(b"")
+        # A download manifest must say which archives it lists (none here), or the
+        # pre-flight sets it aside to fetch the dataset again.
+        (root / rel).write_bytes(b'{"files": []}\n' if rel.endswith("/sources.json") else b"")
         with chdir(root):
             placeholder.stamp(rel)
     smk(root, "--touch", "--forceall", "--cores", "1")
