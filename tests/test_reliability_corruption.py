@@ -300,7 +300,7 @@ def _archives(work: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", ["truncated", "no_sidecar", "not_json", "resealed"])
+@pytest.mark.parametrize("damage", ["truncated", "not_json", "resealed"])
 def test_a_damaged_download_manifest_is_fetched_again(work, damage):
     """#39, pattern 7: a manifest that its sidecar does not vouch for never reaches the
     prepare job (which would have crashed on its JSON); the run sets it aside, the download
@@ -311,19 +311,16 @@ def test_a_damaged_download_manifest_is_fetched_again(work, damage):
     good = json.loads(manifest.read_text())
     if damage == "truncated":
         manifest.write_bytes(manifest.read_bytes()[:100])
-    elif damage == "no_sidecar":
-        Path(f"{manifest}.meta.json").unlink()
     elif damage == "not_json":
         manifest.write_text("[]")
     else:  # entries without their source, under a sidecar that vouches for these bytes
         manifest.write_text(json.dumps({"files": [{"name": f["name"]} for f in good["files"]]}))
         with contextlib.chdir(work):
             Run("hand").stamp(MANIFEST)
-    if damage != "no_sidecar":  # the library names the file and the fix, no JSON traceback
-        elsewhere = work / "elsewhere"
-        with pytest.raises(DataError, match=f"{MANIFEST} is not a readable download manifest"):
-            prepare("mnist", work / "data/raw", elsewhere)
-        assert not elsewhere.exists()
+    elsewhere = work / "elsewhere"  # the library names the file and the fix, no traceback
+    with pytest.raises(DataError, match=f"{MANIFEST} is not a readable download manifest"):
+        prepare("mnist", work / "data/raw", elsewhere)
+    assert not elsewhere.exists()
     dry = smk(work, "-n", NPZ)
     assert f"galu: {MANIFEST}: " in dry.stderr and "Traceback" not in dry.stderr
     assert f"a real run moves it to {MANIFEST}.rejected and fetches the dataset again" in (
@@ -368,3 +365,32 @@ def test_an_archive_hard_linked_into_the_mirror_gets_bytes_of_its_own(work):
         handle.write(b"\0")
     assert _mirror_sums(work) == mirrors
     assert stat(work / NPZ) == npz  # same bytes: nothing was rebuilt
+
+
+@pytest.mark.slow
+def test_a_manifest_an_older_galu_wrote_without_a_sidecar_is_adopted_not_refetched(work):
+    """`galu data fetch` wrote manifests without a sidecar before 07b7f57. Fetching again
+    would rebuild the arrays and rerun every job made from them (hours at the paper level);
+    a readable one whose archives all verify gets a sidecar instead, and nothing reruns.
+    With an archive that fails, nothing is adopted: the archive is restored as ever."""
+    manifest = work / MANIFEST
+    side = Path(f"{manifest}.meta.json")
+    side.unlink()
+    before, npz, mirrors = stat(manifest), stat(work / NPZ), _mirror_sums(work)
+    dry = smk(work, "-n", NPZ)
+    assert f"galu: {MANIFEST}: has no provenance sidecar (an older `galu data fetch`)" in dry.stderr
+    assert "its archives verify: a real run gives it a sidecar" in dry.stderr
+    assert not side.exists()  # a dry run writes nothing
+    done = smk(work, NPZ)
+    assert "so it was given a sidecar; nothing is fetched again or rebuilt" in done.stderr
+    record = json.loads(side.read_text())
+    assert record["rule"] == "pre-flight: adopted" and record["output"]["path"] == MANIFEST
+    assert stat(manifest) == before and stat(work / NPZ) == npz  # nothing rewritten or rebuilt
+    assert _mirror_sums(work) == mirrors
+    assert "Nothing to be done" in smk(work, "-n", NPZ).stdout
+    assert audit(work)[0] == 0
+    side.unlink()
+    flip(work / RAW)  # now one archive fails: no adoption; the archive check restores it
+    done = smk(work, NPZ)
+    assert "so it was given a sidecar" not in done.stderr
+    assert f"moved it to {MANIFEST}.rejected" in done.stderr

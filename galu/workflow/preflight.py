@@ -25,6 +25,7 @@ own contradictions are :mod:`galu.workflow.consistency`'s.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -38,7 +39,7 @@ from typing import Any
 from galu.atomic import atomic_path, atomic_write_bytes
 from galu.workflow.data.errors import DataError
 from galu.workflow.data.fetch import read_manifest
-from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file, sidecar_path
+from galu.workflow.provenance import SIDECAR_SUFFIX, Run, sha256_file, sidecar_path
 from galu.workflow.vouch import bytes_problem, sidecar_problem
 
 REJECTED_SUFFIX = ".rejected"
@@ -371,6 +372,37 @@ def _unshare(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]
         yield DataFinding(_rel(root, path), problem, action)
 
 
+ADOPTED = "pre-flight: adopted"
+
+
+def _adopt(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]:
+    """A readable manifest without a sidecar (``galu data fetch`` wrote none before 07b7f57)
+    whose every archive is in place and verifies: it gets a sidecar (rule ``ADOPTED``)
+    instead of being fetched again, which would rebuild the arrays made from it and rerun
+    every job that read them."""
+    if sidecar_path(manifest).exists():
+        return
+    try:
+        entries = read_manifest(manifest)
+    except (OSError, DataError):
+        return  # not a manifest to adopt: the manifest's own check sets it aside
+    archives = [manifest.parent / e["name"] for e in entries]
+    if not entries or not all(a.is_file() and _raw_problem(root, a) is None for a in archives):
+        return
+    rel, problem = _rel(root, manifest), "has no provenance sidecar (an older `galu data fetch`)"
+    if dry_run:
+        yield DataFinding(rel, problem, "its archives verify: a real run gives it a sidecar")
+        return
+    made = {"data_substitute": any(bool(e.get("substitute")) for e in entries)}
+    try:
+        with contextlib.chdir(root):  # sidecars record paths relative to the checkout
+            Run(ADOPTED, params={"dataset": manifest.parent.name}, extra=made).stamp(rel)
+    except OSError:
+        return  # cannot write it here: the manifest's own check says what is in the way
+    then = "its archives verify, so it was given a sidecar; nothing is fetched again or rebuilt"
+    yield DataFinding(rel, problem, then)
+
+
 _REFETCHES = "fetches the dataset again (the archives already here are verified, not downloaded)"
 
 
@@ -390,7 +422,9 @@ def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFin
     for manifest in sorted((root / "data" / "raw").glob("*/sources.json")):
         # The manifest first: a truncated or swapped one cannot say which archives to check,
         # and the prepare job would refuse it; the download job writes it again.
-        own = [(manifest, None, None)]
+        adopted = list(_adopt(root, dry_run, manifest))
+        yield from adopted
+        own = [] if adopted else [(manifest, None, None)]
         manifest_problem = functools.partial(_manifest_problem, root, checked=checked)
         found = list(_screen(root, dry_run, checked, own, manifest_problem, _REFETCHES, refetch))
         yield from found
