@@ -345,11 +345,13 @@ def _refetch(root: Path, manifest: Path) -> tuple[str, bool]:
     ), False
 
 
-def _unshare(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]:
+def _unshare(
+    root: Path, dry_run: bool, manifest: Path, entries: Iterable[Mapping[str, Any]]
+) -> Iterator[DataFinding]:
     """Archives that are hard links into the mirror they came from (an older galu linked
     them): a write under data/raw/ would change the shared copy, so each gets bytes of its
     own (a copy renamed over the link; the mirror's file is not touched)."""
-    for entry in _manifest_files(manifest):
+    for entry in entries:
         path, source = manifest.parent / str(entry["name"]), _local_source(entry)
         try:
             shared = source is not None and path.is_file() and os.path.samefile(path, source)
@@ -430,8 +432,9 @@ def _check_raw(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFin
         yield from found
         if found:
             continue
-        yield from _unshare(root, dry_run, manifest)
-        entries = ((manifest.parent / str(e["name"]), e) for e in _manifest_files(manifest))
+        listed = _manifest_files(manifest)  # read once: its archives are unshared, then checked
+        yield from _unshare(root, dry_run, manifest, listed)
+        entries = ((manifest.parent / str(e["name"]), e) for e in listed)
         files = ((path, e.get("sha256"), e) for path, e in entries if path.is_file())
         repair = functools.partial(replace, manifest)
         yield from _screen(root, dry_run, checked, files, problem_of, "replaces it", repair)

@@ -368,12 +368,13 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
             "; ".join(bad) + ". Nothing was published: rerun their jobs (Snakemake reruns an"
             " output its sidecar does not vouch for)"
         )
+    records = {(run / c).as_posix(): _record(sidecar_path(run / c)) for c in files}
     root = scaled("results", scale) + "/"
     gone = sorted(
         {
             item["path"]
-            for c in files
-            for item in _record(sidecar_path(run / c)).get("inputs", [])
+            for record in records.values()
+            for item in record.get("inputs", [])
             if item["path"].startswith(root) and not Path(item["path"]).is_file()
         }
     )
@@ -383,7 +384,7 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
             f" ({len(gone)} file(s)) made other tables of it and are gone. Nothing was"
             " published: rerun the run (`snakemake` remakes them) and publish again"
         )
-    stale = _made_from_other_bytes(run, files)
+    stale = _made_from_other_bytes(records)
     if stale:
         raise PublishError(
             "; ".join(stale[:3]) + f"{' …' if len(stale) > 3 else ''}. Nothing was published:"
@@ -393,10 +394,10 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
         )
 
 
-def _made_from_other_bytes(run: OutputRoot, files: list[str]) -> list[str]:
-    """Run files made from another version of a run file than the one to be published
-    (e.g. a claims table older than a table rerun since): its numbers are not these."""
-    records = {(run / c).as_posix(): _record(sidecar_path(run / c)) for c in files}
+def _made_from_other_bytes(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Run files (path -> sidecar record) made from another version of a run file than the
+    one to be published (e.g. a claims table older than a table rerun since): its numbers
+    are not these."""
     current = {path: record["output"]["sha256"] for path, record in records.items()}
     return [
         f"{path} was made from another version of {item['path']} (sha256"
