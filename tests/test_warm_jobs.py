@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from galu.workflow.warm_jobs import SOCKET_ENV, start_server
+from galu.workflow.warm_jobs import PID_FILE, SOCKET_ENV, START_WAIT_S, start_server
 
 PROBE = """
 import json, os, sys
@@ -116,3 +116,68 @@ def test_the_job_dies_with_its_client(server, tmp_path, how):
     assert _gone(child)
     if how.startswith("SIGTERM"):
         assert client.returncode == 128 + signal.SIGTERM
+
+
+def test_a_job_started_while_the_server_imports_waits_for_it(tmp_path):
+    """The first jobs of a run start beside the server: they wait for it instead of paying
+    for the same imports cold (the ones a warm child skips)."""
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    started = start_server(tmp_path / "server.log")
+    try:
+        assert not started.socket.exists()  # still importing torch and the rest
+        client = _client(script, tmp_path, str(started.socket))
+        out, err = client.communicate(timeout=120)
+        assert client.returncode == 0, err
+        seen = json.loads(out)
+        assert seen["ppid"] == started.process.pid and seen["torch_loaded"]
+    finally:
+        started.stop()
+    assert not started.socket.parent.exists()  # socket, pid file and folder removed
+
+
+def test_a_job_whose_server_died_starting_runs_cold_at_once(tmp_path):
+    """A server that crashed before answering (here: a zombie its run has not reaped yet)
+    is not waited for."""
+    script, folder = tmp_path / "probe.py", tmp_path / "warm"
+    script.write_text(PROBE)
+    folder.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while not Path(f"/proc/{dead.pid}").exists() or "Z" not in _state(dead.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        (folder / PID_FILE).write_text(str(dead.pid))
+        began = time.monotonic()
+        client = _client(script, tmp_path, str(folder / "jobs.sock"))
+        out, err = client.communicate(timeout=120)
+        assert client.returncode == 0, err
+        assert time.monotonic() - began < START_WAIT_S / 4
+        assert json.loads(out)["ppid"] == os.getpid()  # cold: the client exec'd it
+    finally:
+        dead.wait()
+
+
+def _state(pid: int) -> str:
+    """The process state letter from /proc (``Z``: a zombie)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+FINALIZERS = """
+import weakref
+preloaded = [f for f in weakref.finalize._registry if f.atexit]
+class Thing: pass
+kept = Thing()
+weakref.finalize(kept, print, "the job's own finalizer ran")
+print(len(preloaded))
+"""
+
+
+def test_a_warm_child_skips_the_servers_exit_finalizers_but_runs_its_own(server, tmp_path):
+    script = tmp_path / "finalizers.py"
+    script.write_text(FINALIZERS)
+    client = _client(script, tmp_path, str(server.socket))
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 0, err
+    assert out.split("\n")[:2] == ["0", "the job's own finalizer ran"]

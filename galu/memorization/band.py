@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from galu.yaml_files import load_yaml
 
 CLAIM = "mem_random_signs_need_about_m_over_d_neurons"
 CLAIMS_YAML = Path(__file__).resolve().parents[2] / "workflow" / "claims.yaml"
@@ -36,7 +36,7 @@ def band_of(expression: str) -> float:
 @lru_cache(maxsize=4)
 def claim_band(path: str | Path = CLAIMS_YAML) -> float:
     """The band of :data:`CLAIM` in the claims file ``path`` (read once per process)."""
-    entries = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    entries = load_yaml(path)  # (libyaml's loader: every Snakemake call reads it)
     for entry in entries:
         if entry.get("id") == CLAIM:
             return band_of(str(entry["expression"]))

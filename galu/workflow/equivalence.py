@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from galu.atomic import atomic_write_bytes
+from galu.yaml_files import load_yaml
 
 LEDGER = "workflow/code-equivalence.yaml"
 _HEADER = """\
@@ -93,7 +94,8 @@ class Ledger:
         if not path.is_file():
             return cls()
         try:
-            raw = yaml.safe_load(path.read_text()) or {}
+            # (libyaml's loader: every job reads the ledger when it records its code)
+            raw = load_yaml(path) or {}
         except yaml.YAMLError as error:
             raise LedgerError(f"{LEDGER} is not valid YAML: {error}") from error
         items = raw.get("equivalences") if isinstance(raw, dict) else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from galu.yaml_files import load_yaml
 
 CONTRACTS_DIR = Path("workflow/schemas/tables")
 TYPES = ("string", "integer", "number", "boolean")
@@ -43,7 +43,7 @@ class Contract:
 
 def load_contract(source: Path) -> Contract:
     """Read and sanity-check one contract file (a malformed contract is a bug of ours)."""
-    raw = yaml.safe_load(source.read_text())
+    raw = load_yaml(source)
     columns = raw.get("columns") or {}
     for name, spec in columns.items():
         if spec.get("type") not in TYPES:

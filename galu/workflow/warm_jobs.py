@@ -10,10 +10,13 @@ same working directory, environment, standard streams (passed over the socket), 
 
 Only jobs with one thread are sent (the server starts with the thread variables Snakemake
 sets for such a job, so the libraries' thread pools are the ones a cold job gets); any other
-job, a job that starts before the server answers, or any failure to reach it, runs cold. A
-run of fewer than ``MIN_JOBS`` script jobs starts no server. A child dies with its client: SIGTERM
-and SIGINT are forwarded, and a client that disappears (SIGKILL) has its child killed. The
-server lives in the run's process group and stops when the run ends or when its parent goes.
+job, or any failure to reach the server, runs cold. A job that starts while the server is
+still importing waits for it (:data:`START_WAIT_S` at most, and only while the server's process
+lives): a cold job would spend those seconds importing the same libraries, beside the server,
+on the same cores. A run of fewer than ``MIN_JOBS`` script jobs starts no server. A child
+dies with its client: SIGTERM and SIGINT are forwarded, and a client that disappears
+(SIGKILL) has its child killed. The server lives in the run's process group and stops when
+the run ends or when its parent goes.
 The child's CPU time and peak memory (from ``wait4``) are added to the job's benchmark
 record (:func:`account`), which would otherwise only see the waiting client.
 
@@ -40,6 +43,10 @@ ENABLE_ENV = "GALU_WARM_JOBS"
 # would cost them more than they save.
 MIN_JOBS = 4
 SOCKET_ENV = "GALU_WARM_SOCKET"
+# How long a job waits for a server that is still starting (its imports take a few seconds of
+# one core) before it runs cold; the server's process id is in this file beside the socket.
+START_WAIT_S = 60.0
+PID_FILE = "server.pid"
 # What Snakemake's shell() sets for a job of one thread (snakemake/shell.py).
 ONE_THREAD = {
     name: "1"
@@ -62,6 +69,12 @@ PRELOAD = (
     "torch",
     "matplotlib",
     "matplotlib.pyplot",
+    # Every figure job saves a PNG and a PDF: the PDF backend (with fontTools' subsetter, which
+    # embeds the fonts) and Pillow's PNG writer are otherwise imported by each of them.
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_pdf",
+    "fontTools.subset",
+    "PIL.PngImagePlugin",
     "yaml",
     "jsonschema",
     "snakemake.script",
@@ -108,6 +121,7 @@ def _receive(conn: socket.socket, fds: int = 0) -> tuple[dict | None, list[int]]
 def serve(path: str, parent: int) -> None:
     """Accept jobs on the Unix socket ``path`` until ``parent`` (the run) exits."""
     import importlib
+    import weakref
 
     for name in PRELOAD:
         importlib.import_module(name)
@@ -115,6 +129,11 @@ def serve(path: str, parent: int) -> None:
     # where a cold `python <script>` would (sys.path[0] is set per job).
     for name in [m for m in sys.modules if m == "galu" or m.startswith("galu.")]:
         del sys.modules[name]
+    # The preloaded libraries' exit-time finalizers (torch unregisters its operator libraries)
+    # are the server's: a child runs its own atexit hooks and then leaves by os._exit, so
+    # running these in every child would be wasted work (about 5 % of a small job's CPU).
+    for finalizer in list(weakref.finalize._registry):
+        finalizer.atexit = False
     # The preloaded objects go to the collector's permanent generation: a child's collections
     # then never walk them, which would copy their pages from the server (copy-on-write).
     gc.collect()
@@ -241,8 +260,9 @@ def _kill(pid: int, signum: int = signal.SIGKILL) -> None:
 
 
 def _remove_socket(path: Path) -> None:
-    """The server's socket and its private folder, if still there."""
+    """The server's socket, its pid file and their private folder, if still there."""
     path.unlink(missing_ok=True)
+    (path.parent / PID_FILE).unlink(missing_ok=True)
     try:
         path.parent.rmdir()
     except OSError:
@@ -255,7 +275,7 @@ def _remove_socket(path: Path) -> None:
 def run_job(script: str, usage_file: str | None = None) -> int:
     """Run ``script`` in a warm child if the server answers, else in this process's place
     (``exec``, a cold job); record the child's CPU seconds and peak memory in ``usage_file``."""
-    conn = _connect(os.environ.get(SOCKET_ENV, ""))
+    conn = _connect(os.environ.get(SOCKET_ENV, ""), wait=START_WAIT_S)
     if conn is None:
         os.execv(sys.executable, [sys.executable, script])
     request = {"script": script, "cwd": os.getcwd(), "env": dict(os.environ)}
@@ -279,16 +299,36 @@ def run_job(script: str, usage_file: str | None = None) -> int:
     return int(result["code"]) if result["code"] >= 0 else 128 - int(result["code"])
 
 
-def _connect(path: str) -> socket.socket | None:
+def _connect(path: str, wait: float = 0.0) -> socket.socket | None:
+    """A connection to the server at ``path``; while its socket is not there yet but the
+    server's process lives, try again for up to ``wait`` seconds."""
     if not path:
         return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    deadline = time.monotonic() + wait
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(path)
+            return conn
+        except OSError:
+            conn.close()
+        if time.monotonic() >= deadline or not _starting(Path(path)):
+            return None
+        time.sleep(0.05)
+
+
+def _starting(socket_path: Path) -> bool:
+    """Whether the server of ``socket_path`` is still starting: its socket is not bound yet
+    and the process named by its pid file is alive."""
+    import psutil  # (Snakemake's own dependency)
+
+    if socket_path.exists():
+        return False
     try:
-        conn.connect(path)
-    except OSError:
-        conn.close()
-        return None
-    return conn
+        server = psutil.Process(int((socket_path.parent / PID_FILE).read_text()))
+        return server.status() != psutil.STATUS_ZOMBIE  # a crashed server not yet reaped
+    except (OSError, ValueError, psutil.Error):
+        return False
 
 
 # -- the run's side: start, use from Snakemake, stop -----------------------------------------
@@ -336,6 +376,7 @@ def start_server(log: Path) -> Server:
             stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
             env={**os.environ, **ONE_THREAD},
         )  # fmt: skip
+    (folder / PID_FILE).write_text(str(process.pid))
     return Server(process, folder)
 
 
