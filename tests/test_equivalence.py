@@ -200,6 +200,35 @@ def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: 
     assert [s.script for s in outcome.recorded] == ["scripts/b.py"]
 
 
+def test_a_download_manifest_and_a_unit_with_named_imports_are_compared(toy, monkeypatch):
+    """The download job's manifest lies under data/raw, and the claims rule names the modules
+    its script imports by name: without either, no change of every job's closure (a
+    provenance module, say) could be vouched for, and the datasets would be fetched again."""
+    import json
+
+    import galu.workflow.equivalence_check as check_module
+
+    faked = check_module.run_scale
+
+    def with_both(tree: Path, *args, **kwargs) -> None:
+        faked(tree, *args, **kwargs)
+        manifest = tree / "data/raw/toy/sources.json"
+        manifest.parent.mkdir(parents=True)
+        manifest.write_text('{"files": []}')
+        side = {"code": {"script": "scripts/b.py"}}
+        (tree / "data/raw/toy/sources.json.meta.json").write_text(json.dumps(side))
+        side = {"code": {"script": "scripts/a.py", "imports": ["galu.mod_b"]}}
+        (tree / "results/a_b.csv").write_text("ab")
+        (tree / "results/a_b.csv.meta.json").write_text(json.dumps(side))
+
+    monkeypatch.setattr(check_module, "run_scale", with_both)
+    monkeypatch.setattr(check_module, "named_imports", lambda: {"scripts/a.py": ("galu.mod_b",)})
+    _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'\nX = 1")
+    outcome = check_module.check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
+    assert outcome.compared == {"scripts/b.py": 2, "scripts/a.py (galu.mod_b)": 1}
+    assert {s.script for s in outcome.recorded} == {"scripts/b.py", "scripts/a.py (galu.mod_b)"}
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

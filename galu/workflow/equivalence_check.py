@@ -50,8 +50,22 @@ DEFAULT_SCALES = ("tiny", "paper-smoke")
 SITE_FILES = ("config/local.yaml",)
 # Written into the scratch trees only, when the check is limited to some stages.
 STAGES_OVERLAY = "config/equivalence-stages.yaml"
-# Folders whose outputs are compared (each output's sidecar names the script that made it).
-COMPARED = ("results", "figures", "data/processed")
+# Folders whose outputs are compared (each output's sidecar names the script that made it):
+# data/raw for the download manifests (the archives have no sidecar of their own), without
+# which no change of the download job's closure could be vouched for, and every dataset's
+# array and every job made from it would be planned again.
+COMPARED = ("results", "figures", "data/processed", "data/raw")
+# The claims rule names the stages' caption-sentence modules, which its script imports by
+# name (workflow/rules/report.smk): part of its unit, as a figures module is of a plot rule's.
+CLAIMS_SCRIPT = "scripts/report_claims.py"
+
+
+def named_imports() -> dict[str, tuple[str, ...]]:
+    """Scripts besides the plot script whose rule names modules they import by name, with
+    those names (the running galu's, in the order its rules give them)."""
+    from galu.workflow.stages import sentence_modules
+
+    return {CLAIMS_SCRIPT: sentence_modules()}
 
 
 class EquivalenceError(Exception):
@@ -134,11 +148,18 @@ def script_closures(tree: Path) -> dict[str, tuple[str, dict[str, str]]]:
             (tree / PLOT_SCRIPT, (f"galu.{module.parent.name}.figures",))
             for module in sorted((tree / "galu").glob("*/figures.py"))
         ]
+    for rel, modules in named_imports().items():  # (a tree that lacks one: no such unit)
+        if (tree / rel).is_file() and all(_module_path(tree, m).is_file() for m in modules):
+            units.append((tree / rel, modules))
     found = {}
     for script, imports in units:
         closure = scanner.closure(script, imports)
         found[closure.label] = (closure.sha256, dict(closure.files))
     return found
+
+
+def _module_path(tree: Path, module: str) -> Path:
+    return tree / (module.replace(".", "/") + ".py")
 
 
 def changes_between(base: Path, head: Path) -> list[Change]:
