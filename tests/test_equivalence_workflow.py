@@ -1,11 +1,13 @@
 """Number-neutral code changes end to end (galu/workflow/equivalence.py,
 galu/workflow/equivalence_check.py).
 
-A copy of the repository runs the SCM and memorization stages at the tiny scale. Then:
+A copy of the repository runs the SCM stage at the tiny scale (one stage: every stage's
+outputs take the same path through the ledger, and that an edit reaches exactly the jobs whose
+closure holds the file, in every stage, is tests/test_code_reruns.py's). Then:
 
 - a number-neutral edit (a private helper of galu/plotting.py renamed, which every figure
-  of both stages imports) first makes their figures stale in the plan and in the audit;
-  after `galu equivalence --base HEAD~1` has run both commits (those two stages) and found
+  of every stage imports) first makes the stage's figures stale in the plan and in the audit;
+  after `galu equivalence --base HEAD~1` has run both commits (that stage) and found
   every output byte-identical, `snakemake -n` plans nothing and `galu audit --strict`
   passes, naming the evidence;
 - a number-changing edit (a factor in an SCM equation, galu/scm/odes.py) makes stale
@@ -30,7 +32,7 @@ from conftest import run, site_configured_repo, tool
 pytestmark = pytest.mark.slow
 
 TINY = ["--configfile", "config/tiny.yaml"]
-STAGES = {"stages": ["scm", "memorization"]}
+STAGES = {"stages": ["scm"]}
 STAGE_ARGS = [arg for stage in STAGES["stages"] for arg in ("--stage", stage)]
 FOLDERS = ["results", "figures"]
 
@@ -106,10 +108,7 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     entries = Ledger.load(root).entries
     assert all(entries[sha] == step for sha, step in kept.items())
     recorded = [step for sha, step in entries.items() if sha not in kept]
-    assert {e.script for e in recorded} == {
-        "scripts/plot.py (galu.scm.figures)",
-        "scripts/plot.py (galu.memorization.figures)",
-    }
+    assert {e.script for e in recorded} == {"scripts/plot.py (galu.scm.figures)"}
     assert all(e.changed == ("galu/plotting.py",) and e.outputs > 0 for e in recorded)
     assert "recorded scripts/plot.py (galu.scm.figures)" in said and LEDGER in said
     commit(root, "record the evidence")
@@ -122,7 +121,8 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
 def test_a_number_changing_edit_makes_exactly_its_outputs_stale(tiny_run: Path):
     root = tiny_run
     depends = made_with(root, "galu/scm/odes.py")
-    assert depends and not any("memorization" in p for p in depends)
+    made = made_with(root, "galu/workflow/provenance.py")  # every output of the run
+    assert depends and depends < made  # the fixed points and schedules need no ODE file
     edit(root, "galu/scm/odes.py", "dR = self.eta * drive", "dR = 1.01 * self.eta * drive")
     commit(root, "change a factor of the SCM equations")
 
