@@ -320,7 +320,7 @@ def _connect(path: str, wait: float = 0.0) -> socket.socket | None:
 def _starting(socket_path: Path) -> bool:
     """Whether the server of ``socket_path`` is still starting: its socket is not bound yet
     and the process named by its pid file is alive."""
-    import psutil  # (Snakemake's own dependency)
+    import psutil
 
     if socket_path.exists():
         return False
