@@ -269,7 +269,7 @@ def _warm_execute(self, fname, edit=False):
 
 def start_warm_jobs(jobs):
     """Start the run's server when it will run several script jobs here (not on a cluster).
-    Nothing waits for it: a job that starts before the server answers runs cold."""
+    A job that starts while the server imports waits for it (warm_jobs.py)."""
     local = (
         workflow.local_exec and not workflow.output_settings.dryrun and warm_enabled()
     )
