@@ -3,11 +3,11 @@
 The provenance sidecars record the code closure scanned from the checkout's files; the jobs must
 run those files. Here the environment's galu is this repository (an editable install), and
 the run is in a copy: a second clone, a test's scratch copy and `galu equivalence`'s trees
-(whose base commit's run must test the base's library) are all in this position. Snakemake
-puts the Snakefile's folder on the path of its own process and of a cold job; the warm
-server's children set their path themselves (galu/workflow/warm_jobs.py), so they are the
-case checked here: the copy's provenance module is marked to log where it was imported from,
-and the Snakefile and every job must name the copy.
+(whose base commit's run must test the base's library) are all in this position. The warm
+server's children set their own path (galu/workflow/warm_jobs.py), so they are the case
+checked here (cold jobs, whose path is Snakemake's, were checked by hand the same way): the
+copy's provenance module is marked to log where it was imported from, and the Snakefile and
+every job must name the copy.
 """
 
 from __future__ import annotations
