@@ -1,6 +1,7 @@
 """Atomic writes and sidecars."""
 
 import json
+import subprocess
 from types import SimpleNamespace
 
 import pandas as pd
@@ -8,7 +9,7 @@ import pytest
 
 from galu.atomic import atomic_path
 from galu.seeding import seeds_in
-from galu.workflow.provenance import Run, sha256_file, sha256_json, sidecar_path
+from galu.workflow.provenance import Run, git_state, sha256_file, sha256_json, sidecar_path
 
 from conftest import REPO
 
@@ -148,3 +149,36 @@ def test_use_device_records_the_device_and_logs_a_fallback_in_the_jobs_log(tmp_p
         pytest.skip("a GPU is visible: cuda does not fall back here")
     assert run.use_device("cuda") == "cpu" and run.device == "cpu"
     assert "no CUDA device is visible; using the CPU" in (tmp_path / "logs/job.log").read_text()
+
+
+def _git_repo(root):
+    """A repository with one commit: a code file and a published table."""
+    (root / "galu").mkdir(parents=True)
+    (root / "galu/code.py").write_text("x = 1\n")
+    (root / "published/paper-cpu").mkdir(parents=True)
+    (root / "published/paper-cpu/t.csv").write_text("a\n1\n")
+    identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "."], [*identity, "commit", "-qm", "one"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+@pytest.mark.parametrize("where", [".", "galu"])  # from the root and from a subfolder
+def test_a_change_under_published_is_not_a_dirty_tree_and_a_code_change_is(
+    tmp_path, monkeypatch, where
+):
+    root = _git_repo(tmp_path / "repo")
+    monkeypatch.chdir(root / where)
+
+    def dirty() -> bool | None:
+        git_state.cache_clear()
+        return git_state()["dirty"]
+
+    assert dirty() is False
+    # `galu publish --in-progress` rewrote a publication in the run's own checkout
+    (root / "published/paper-cpu/t.csv").write_text("a\n2\n")
+    (root / "published/paper-cpu/new.csv").write_text("b\n")
+    assert dirty() is False
+    (root / "galu/code.py").write_text("x = 2\n")
+    assert dirty() is True
+    git_state.cache_clear()

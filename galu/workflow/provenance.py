@@ -106,15 +106,23 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
+# Where `galu publish` puts finished runs (galu/workflow/publish.py): not code (git_state).
+PUBLISHED = "published"
+
+
 @functools.lru_cache(maxsize=1)
 def git_state() -> dict[str, Any]:
     """The commit of the working directory's repository and whether it is dirty.
 
-    Dirty means tracked files differ from the commit; untracked files (outputs,
-    logs) do not count, since the workflow itself creates them.
+    Dirty means tracked files outside ``published/`` differ from the commit. Untracked files
+    (outputs, logs) do not count, since the workflow itself creates them; nor does
+    ``published/``, which holds copies of finished outputs (``galu publish``) that no job's
+    code reads: publishing a run in progress into its own checkout between sittings must not
+    mark every job after it as made from uncommitted changes.
     """
     commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    outside_published = [":(top)", f":(top,exclude){PUBLISHED}"]
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", *outside_published)
     dirty = None if commit is None or status is None else bool(status)
     return {"commit": commit, "dirty": dirty}
 

@@ -38,6 +38,7 @@ from galu.atomic import atomic_write_bytes
 from galu.workflow.commits import made_on, made_on_files
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.workflow.provenance import (
+    PUBLISHED,
     SIDECAR_SUFFIX,
     Run,
     git_state,
@@ -49,7 +50,6 @@ from galu.workflow.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.workflow.sidecar_shape import shape_problem
 from galu.workflow.snakemake_metadata import read_metadata
 
-PUBLISHED = "published"
 MANIFEST = "publication.json"
 # What continuing the run elsewhere needs besides its files (galu.workflow.resume).
 STATE = "run-state.json"
