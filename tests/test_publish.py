@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from galu.workflow.audit import audit_tree
 from galu.workflow.cli import main
 from galu.workflow.jobs import stage_of
-from galu.workflow.provenance import Run, sealed_sidecar, sha256_file
+from galu.workflow.provenance import Run, sealed_sidecar, sha256_file, sidecar_path
 from galu.workflow.publish import (
     PAPER_MARKERS,
     PublishError,
@@ -261,6 +262,19 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     assert "published/paper-cpu/" in out.stdout
     published = root / "published/paper-cpu/results/claims.csv"
     assert published.read_bytes() == (root / "results/paper-cpu/claims.csv").read_bytes()
+    # Every figure is published with its sidecar; the publication's verdict page links
+    # each figure it names to the published PNG.
+    made = sorted(p.relative_to(root / "figures/paper-cpu") for p in _figure_files(root))
+    assert made and any(f.suffix == ".png" for f in made) and any(f.suffix == ".pdf" for f in made)
+    copies = root / "published/paper-cpu/figures"
+    for rel in made:
+        source = root / "figures/paper-cpu" / rel
+        assert (copies / rel).read_bytes() == source.read_bytes(), rel
+        assert sidecar_path(copies / rel).read_bytes() == sidecar_path(source).read_bytes()
+    for page in ("published/paper-cpu/claims.html", "results/paper-cpu/claims.html"):
+        # (the run's own page links the run's figures, which lie elsewhere)
+        hrefs = re.findall(r'href="([^"]+\.png)"', (root / page).read_text())
+        assert hrefs and all((root / page).parent.joinpath(h).is_file() for h in hrefs), hrefs
     audit = run([galu, "audit"], root)
     assert "consistent with their provenance sidecars" in audit.stdout
     # The README: the quick section as it is (this copy made no quick run), the paper
@@ -273,6 +287,18 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     section = readme_section((root / "README.md").read_text(), PAPER_MARKERS)
     assert "The **paper-cpu** run: commit" in section and "`reliability.yaml`" in section
     assert "Claims checked at the **paper-cpu** scale" in section
+    linked = re.findall(r"\]\((published/paper-cpu/[^)]+)\)", section)
+    assert "published/paper-cpu/claims.html" in linked
+    assert {f"published/paper-cpu/figures/{f}" for f in made if f.suffix == ".png"} <= set(linked)
+    assert all((root / link).is_file() for link in linked)
+
+
+def _figure_files(root: Path) -> list[Path]:
+    return [
+        p
+        for p in (root / "figures/paper-cpu").rglob("*")
+        if p.is_file() and not p.name.endswith(".meta.json")
+    ]
 
 
 def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):

@@ -191,11 +191,11 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
         shutil.rmtree(root / folder)
     out = run([galu, "resume", "--scale", "paper-cpu", "--configfile", "reliability.yaml"], root)
     assert "put back (0 already there)" in out.stdout
-    assert "Will rerun: the figures, which are not published" in out.stdout
+    assert "Will rerun: any job whose parameters differ from the run's; none for" in out.stdout
     assert "consistent with their provenance sidecars" in run([galu, "audit"], root).stdout
-    # Only the figures (not published) are redrawn: no experiment and no verdict reruns.
+    # Tables and figures are published: nothing reruns, not even a plot.
     planned = _planned_rules(smk(root, "-n").stdout)
-    assert planned and all(rule.startswith("scm_plot_") for rule in planned), planned
+    assert planned == set(), planned
     # A refactor recorded as number-neutral (here by hand; `galu equivalence` records it from
     # its evidence, tests/test_equivalence_workflow.py) reruns nothing of the publication.
     before = _closures(root)

@@ -403,14 +403,14 @@ def _resume(args: argparse.Namespace) -> int:
             f"Will rerun: {stale_published_text(stale[folder])}; no"
             f" number-neutral evidence in {LEDGER}"
             " covers the change (`galu equivalence --base <commit>` records it when it holds);"
-            " what reads them; the figures, which are not published; and any job whose"
-            " parameters differ from the run's (`snakemake -n` gives each reason)."
+            " what reads them; and any job whose parameters differ from the run's"
+            " (`snakemake -n` gives each reason)."
         )
     else:
         print(
-            "Will rerun: the figures, which are not published, and any job whose parameters"
-            " differ from the run's; no table for its code (every published table's code is"
-            " this checkout's, or recorded as equivalent to it)."
+            "Will rerun: any job whose parameters differ from the run's; none for its code"
+            " (every published output's code is this checkout's, or recorded as equivalent"
+            " to it)."
         )
     return 0
 

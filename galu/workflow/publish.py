@@ -4,12 +4,16 @@ A run of a scale other than quick (e.g. ``config/paper-cpu.yaml``) takes hours; 
 is worth keeping in the repository, where ``galu audit`` verifies it and the README's second
 generated section, "What reproduces at the paper level", quotes it. :func:`publish` copies
 every result file of the run (``results/<scale>/``: the verdict, the contract tables and the
-per-job tables they are stacked from, all small; files over :data:`MAX_BYTES` are left out
-and listed) with its provenance sidecar unchanged, to the same contract paths under
-``published/<scale>/``, and writes ``publication.json``: the scale, the commits its files were
-made on and whether any of them or the checkout had uncommitted changes (:func:`_made_on`),
-the machine, its configuration, its wall time and job time (from the sidecars), and the files.
+per-job tables they are stacked from, all small) and every figure (``figures/<scale>/``: PNG,
+0.1 to 0.3 MB, and PDF; files over :data:`MAX_BYTES` are left out and listed) with its
+provenance sidecar unchanged, to the same contract paths under ``published/<scale>/``, and
+writes ``publication.json``: the scale, the commits its files were made on and whether any of
+them or the checkout had uncommitted changes (:func:`_made_on`), the machine, its
+configuration, its wall time and job time (from the sidecars), and the files.
 ``run-state.json`` keeps what continuing the run elsewhere needs (:mod:`galu.workflow.resume`).
+``claims.html`` is the run's verdict page with its figure links pointing into the
+publication (the run's own ``results/claims.html`` links the run's figure folder), made from
+the published landing page and figures (:func:`view_page`).
 A published file's sidecar still describes the run's path (``results/<scale>/...``):
 :func:`described_path` is how the audit tells a published copy from a file passed off as
 another.
@@ -55,9 +59,11 @@ MANIFEST = "publication.json"
 STATE = "run-state.json"
 # A published table lives in git: keep the repository small.
 MAX_BYTES = 5_000_000
-# Not published: the report archive holds the figures (megabytes of images in git), and
-# the next run rebuilds it from the tables in a minute.
+# Not published: the report archive (megabytes: the figures again, Snakemake's HTML), which
+# the next run rebuilds from the tables and figures in a minute.
 NOT_PUBLISHED = ("results/report.zip",)
+# The publication's verdict page, figures linked inside the publication (view_page).
+VIEW = "claims.html"
 # Always published: the verdict (contract paths).
 VERDICT = ("results/claims.csv", "results/claims.md", "results/claims_summary.json")
 
@@ -182,7 +188,7 @@ def described_path(path: str) -> str:
     run's output the run's path (``published/paper-cpu/results/claims.csv`` ->
     ``results/paper-cpu/claims.csv``)."""
     published = publication_scale(path)
-    if published is None or published[1] in (MANIFEST, STATE):
+    if published is None or published[1] in (MANIFEST, STATE, VIEW):
         return path
     scale, contract = published
     return scaled(contract, scale)
@@ -285,12 +291,12 @@ def this_machine() -> str:
 
 
 def run_files(scale: str) -> list[str]:
-    """Every result file of the run of ``scale`` in the current checkout, as contract paths:
-    the verdict first, then the rest in path order (sidecars, temporaries and the report
-    excluded)."""
-    base = Path(scaled("results", scale))
+    """Every result file and figure of the run of ``scale`` in the current checkout, as
+    contract paths: the verdict first, then the rest in path order (sidecars, temporaries and
+    the report excluded)."""
     found = [
         unscaled(p.as_posix(), scale)
+        for base in (Path(scaled("results", scale)), Path(scaled("figures", scale)))
         for p in sorted(base.rglob("*"))
         if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
     ]
@@ -551,18 +557,46 @@ def _made_on(
 def _write_records(
     staging: Path, target: Path, manifest: Mapping[str, Any], state: Mapping[str, Any]
 ) -> None:
-    """``run-state.json`` and ``publication.json`` in ``staging``, each with a sidecar that
-    records the published tables as its inputs (the audit checks the set), under the paths
-    they take once the publication is in place."""
-    inputs = [(target / c).as_posix() for c in manifest["files"]]
+    """``run-state.json``, ``publication.json`` and the verdict page (:func:`view_page`) in
+    ``staging``, each with a sidecar that records the published files it was made from as its
+    inputs (the audit checks the set), under the paths they take once the publication is in
+    place."""
+    files = manifest["files"]
     for name, content in ((STATE, state), (MANIFEST, manifest)):
-        path = staging / name
-        atomic_write_bytes(path, (json.dumps(content, indent=1) + "\n").encode())
-        record = Run("publish", inputs=[staging / c for c in manifest["files"]]).sidecar(path)
-        record["output"]["path"] = (target / name).as_posix()
-        for item, final in zip(record["inputs"], inputs, strict=True):
-            item["path"] = final
-        atomic_write_bytes(sidecar_path(path), sealed_sidecar(record))
+        data = (json.dumps(content, indent=1) + "\n").encode()
+        _write_with_sidecar(staging, target, name, data, files)
+    view = view_page(staging, files)
+    if view is not None:
+        _write_with_sidecar(staging, target, VIEW, view[0], view[1])
+
+
+def _write_with_sidecar(
+    staging: Path, target: Path, name: str, data: bytes, inputs: list[str]
+) -> None:
+    """``name`` in ``staging`` with a sidecar made by ``galu publish`` from the published
+    files ``inputs`` (contract paths), every path as it will be once in place."""
+    path = staging / name
+    atomic_write_bytes(path, data)
+    record = Run("publish", inputs=[staging / c for c in inputs]).sidecar(path)
+    record["output"]["path"] = (target / name).as_posix()
+    for item, contract in zip(record["inputs"], inputs, strict=True):
+        item["path"] = (target / contract).as_posix()
+    atomic_write_bytes(sidecar_path(path), sealed_sidecar(record))
+
+
+def view_page(staging: Path, files: list[str]) -> tuple[bytes, list[str]] | None:
+    """The publication's verdict page (``claims.html`` at its root) and what it is made from:
+    the run's landing page (:data:`~galu.workflow.landing.LANDING_PAGE`) as HTML, each figure
+    it names linked to the published PNG; None for a run without a landing page yet (a run
+    in progress). The run's own ``results/claims.html`` links the figures of the run's
+    checkout (``figures/<scale>/``), which are elsewhere in a publication."""
+    from galu.workflow.landing import LANDING_PAGE, landing_html
+
+    if LANDING_PAGE not in files:
+        return None
+    figures = [c for c in files if c.startswith("figures/") and c.endswith(".png")]
+    page = landing_html((staging / LANDING_PAGE).read_text(), {f: f for f in figures})
+    return page.encode(), [LANDING_PAGE, *figures]
 
 
 def _verify(run: OutputRoot, copied: list[str], staging: Path) -> None:
@@ -675,6 +709,20 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
     return text
 
 
+def _figure_lines(folder: Path, files: list[str]) -> list[str]:
+    """The publication's verdict page and its figures, linked (none for a publication without
+    figures)."""
+    figures = [c for c in files if c.startswith("figures/") and c.endswith(".png")]
+    if not figures:
+        return []
+    where = f"{PUBLISHED}/{folder.name}"
+    links = ", ".join(f"[{PurePosixPath(c).stem}]({where}/{c})" for c in figures)
+    line = f"Its figures (PNG, a PDF beside each): {links}."
+    if (folder / VIEW).is_file():
+        line += f" Each claim with a link to its figure: [`{where}/{VIEW}`]({where}/{VIEW})."
+    return [line, ""]
+
+
 def _publication_lines(folder: Path) -> list[str]:
     """One published run: where, when, on what and how long; its reductions; its table."""
     manifest = json.loads((folder / MANIFEST).read_text())
@@ -690,6 +738,7 @@ def _publication_lines(folder: Path) -> list[str]:
         f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
         "",
     ]
+    lines += _figure_lines(folder, manifest.get("files", []))
     if manifest.get("stages"):
         lines += [
             f"Stages run: {', '.join(manifest['stages'])} (configuration key `stages`; the"

@@ -19,7 +19,7 @@ benchmark tables (the cost model's measurements). :func:`resume` puts them back:
   under ``data/processed``) must exist before the resume: one made after it is newer than
   the results and reruns their jobs (:func:`missing_data` names them).
 
-Figures are not published: their plot jobs rerun in seconds.
+Figures are published and put back like the tables (PNG and PDF, with their sidecars).
 """
 
 from __future__ import annotations
@@ -109,13 +109,14 @@ def _read_record(path: Path) -> dict[str, Any]:
             *_mapping(content, path, "snakemake_metadata"),
         ]
         if inside_problem(p)
-        or (p in content.get("files", []) and not str(p).startswith("results/"))
+        or (p in content.get("files", []) and not str(p).startswith(("results/", "figures/")))
         or (p in content.get("benchmarks", {}) and not str(p).startswith("logs/"))
     ]
     if outside:
         raise ResumeError(
             f"{path.as_posix()} names {', '.join(outside[:3])}: not a file of a run inside the"
-            " repository (results/... or logs/...); nothing was copied. Restore it with"
+            " repository (results/..., figures/... or logs/...); nothing was copied. Restore"
+            " it with"
             " `git checkout -- published/`"
         )
     if not all(isinstance(t, str) for t in content.get("benchmarks", {}).values()):
