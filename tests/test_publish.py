@@ -301,6 +301,34 @@ def _figure_files(root: Path) -> list[Path]:
     ]
 
 
+def test_a_figure_is_published_and_linked_from_the_page_and_the_readme(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    figure = "figures/paper-cpu/scm/stability.png"
+    Path(figure).parent.mkdir(parents=True)
+    Path(figure).write_bytes(b"\x89PNG fake")
+    Run("scm_plot", inputs=["results/paper-cpu/scm/stability.csv"]).stamp(figure)
+    landing = "results/paper-cpu/captions/index.rst"
+    Path(landing).parent.mkdir(parents=True)
+    Path(landing).write_text("Verdict\n=======\n\n- c1: see `stability.png`_ and `other.png`_\n")
+    Run("claims").stamp(landing)
+    manifest = publish("paper-cpu", configfiles=[], machine="m")
+    assert "figures/scm/stability.png" in manifest["files"]
+    folder = Path("published/paper-cpu")
+    assert (folder / "figures/scm/stability.png").read_bytes() == Path(figure).read_bytes()
+    page = (folder / "claims.html").read_text()
+    # the published figure linked from the publication's root; one it lacks stays text
+    assert 'href="figures/scm/stability.png"' in page and "other.png" in page
+    assert page.count("href=") == 1 + page.count('href="#')
+    assert audit_tree(".", ["published"]) == []
+    section = paper_section(".")
+    assert "[stability](published/paper-cpu/figures/scm/stability.png)" in section
+    assert "[`published/paper-cpu/claims.html`](published/paper-cpu/claims.html)" in section
+    # the page is the publication's: edited, the audit names it
+    (folder / "claims.html").write_text(page.replace("stability", "tampered"))
+    assert [f.path for f in audit_tree(".", ["published"])] == [f"{folder}/claims.html"]
+
+
 def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):
     from galu.workflow.lineage import explain
 

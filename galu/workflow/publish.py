@@ -584,6 +584,12 @@ def _write_with_sidecar(
     atomic_write_bytes(sidecar_path(path), sealed_sidecar(record))
 
 
+def png_figures(files: Iterable[str]) -> list[str]:
+    """The PNG figures among a publication's files (contract paths), in their order: what its
+    pages link (the PDF beside each is for print)."""
+    return [c for c in files if c.startswith("figures/") and c.endswith(".png")]
+
+
 def view_page(staging: Path, files: list[str]) -> tuple[bytes, list[str]] | None:
     """The publication's verdict page (``claims.html`` at its root) and what it is made from:
     the run's landing page (:data:`~galu.workflow.landing.LANDING_PAGE`) as HTML, each figure
@@ -594,7 +600,7 @@ def view_page(staging: Path, files: list[str]) -> tuple[bytes, list[str]] | None
 
     if LANDING_PAGE not in files:
         return None
-    figures = [c for c in files if c.startswith("figures/") and c.endswith(".png")]
+    figures = png_figures(files)
     page = landing_html((staging / LANDING_PAGE).read_text(), {f: f for f in figures})
     return page.encode(), [LANDING_PAGE, *figures]
 
@@ -712,7 +718,7 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
 def _figure_lines(folder: Path, files: list[str]) -> list[str]:
     """The publication's verdict page and its figures, linked (none for a publication without
     figures)."""
-    figures = [c for c in files if c.startswith("figures/") and c.endswith(".png")]
+    figures = png_figures(files)
     if not figures:
         return []
     where = f"{PUBLISHED}/{folder.name}"
