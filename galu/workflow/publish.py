@@ -62,6 +62,8 @@ MAX_BYTES = 5_000_000
 # Not published: the report archive (megabytes: the figures again, Snakemake's HTML), which
 # the next run rebuilds from the tables and figures in a minute.
 NOT_PUBLISHED = ("results/report.zip",)
+# The run's folders a publication copies (scaled: results/<scale>/, figures/<scale>/).
+RUN_FOLDERS = ("results", "figures")
 # The publication's verdict page, figures linked inside the publication (view_page).
 VIEW = "claims.html"
 # Always published: the verdict (contract paths).
@@ -296,7 +298,7 @@ def run_files(scale: str) -> list[str]:
     the report excluded)."""
     found = [
         unscaled(p.as_posix(), scale)
-        for base in (Path(scaled("results", scale)), Path(scaled("figures", scale)))
+        for base in (Path(scaled(folder, scale)) for folder in RUN_FOLDERS)
         for p in sorted(base.rglob("*"))
         if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
     ]

@@ -41,10 +41,20 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
-from galu.workflow.publish import ASIDE, MANIFEST, SCALE_NAME, STATE, publication_folder
+from galu.workflow.publish import (
+    ASIDE,
+    MANIFEST,
+    RUN_FOLDERS,
+    SCALE_NAME,
+    STATE,
+    publication_folder,
+)
 from galu.workflow.scales import scaled
 from galu.workflow.sidecar_shape import inside_problem, shape_problem
 from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
+
+# Where a publication's files may lie (contract paths of galu.workflow.publish.run_files).
+_RUN_PREFIXES = tuple(f"{folder}/" for folder in RUN_FOLDERS)
 
 
 class ResumeError(Exception):
@@ -109,15 +119,14 @@ def _read_record(path: Path) -> dict[str, Any]:
             *_mapping(content, path, "snakemake_metadata"),
         ]
         if inside_problem(p)
-        or (p in content.get("files", []) and not str(p).startswith(("results/", "figures/")))
+        or (p in content.get("files", []) and not str(p).startswith(_RUN_PREFIXES))
         or (p in content.get("benchmarks", {}) and not str(p).startswith("logs/"))
     ]
     if outside:
         raise ResumeError(
             f"{path.as_posix()} names {', '.join(outside[:3])}: not a file of a run inside the"
             " repository (results/..., figures/... or logs/...); nothing was copied. Restore"
-            " it with"
-            " `git checkout -- published/`"
+            " it with `git checkout -- published/`"
         )
     if not all(isinstance(t, str) for t in content.get("benchmarks", {}).values()):
         raise ResumeError(
