@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_commands
 import yaml
 
 from galu.workflow.runconfig import merge
@@ -81,9 +82,14 @@ def copy_repo(dest: Path) -> Path:
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.CompletedProcess:
-    """Run a command, returning its output; on failure show what it printed."""
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", **kw.pop("env", {})}
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, **kw)
+    """Run a command, returning its output; on failure show what it printed. `snakemake` and
+    `galu` are forked from the worker's warm server, which the runs they start use for their
+    script jobs too (warm_commands.py)."""
+    env = warm_commands.job_socket({**os.environ, "DVC_NO_ANALYTICS": "1", **kw.pop("env", {})})
+    if set(kw) <= {"timeout"}:
+        proc = warm_commands.run(cmd, cwd, env, **kw)
+    else:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, **kw)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}"

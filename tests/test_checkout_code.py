@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from test_reliability_support import NO_ENV_MIRRORS, smk_command, tiny_repo
 
-from galu.workflow.warm_jobs import ENABLE_ENV
+from galu.workflow.warm_jobs import ENABLE_ENV, SOCKET_ENV
 
 from conftest import run
 
@@ -41,7 +41,8 @@ def test_the_snakefile_and_every_warm_job_import_the_checkouts_galu(tmp_path):
     provenance = root / "galu/workflow/provenance.py"
     provenance.write_text(provenance.read_text() + PROBE)
     log = tmp_path / "imports.log"
-    env = {**NO_ENV_MIRRORS, "GALU_IMPORT_LOG": str(log), ENABLE_ENV: "1"}
+    # The run's own server (not the suite's, warm_commands.py): the one a user's run starts.
+    env = {**NO_ENV_MIRRORS, "GALU_IMPORT_LOG": str(log), ENABLE_ENV: "1", SOCKET_ENV: ""}
     run(smk_command(*TARGETS, "--cores", "2"), root, env=env)
     imported = log.read_text().splitlines()
     # The Snakefile (once per Snakemake process) and each of the four jobs.

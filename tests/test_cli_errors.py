@@ -4,12 +4,14 @@ file's mistakes named with their line."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import warm_commands
 
 from galu.workflow.config import ConfigError, read_site_file
 
@@ -19,7 +21,7 @@ GALU = [sys.executable, "-m", "galu.workflow.cli"]
 
 
 def galu(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*GALU, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return warm_commands.run([*GALU, *args], cwd, dict(os.environ), timeout=120)
 
 
 @pytest.fixture

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 from galu.workflow.cli import plain_text
+
+from conftest import REPO, run
 
 
 def test_plain_text_drops_literal_and_role_markup():
@@ -15,12 +16,7 @@ def test_plain_text_drops_literal_and_role_markup():
 
 
 def test_galu_help_has_no_backquotes():
-    done = subprocess.run(
-        [sys.executable, "-m", "galu.workflow.cli", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run([sys.executable, "-m", "galu.workflow.cli", "--help"], REPO, timeout=60)
     assert done.returncode == 0
     assert "audit" in done.stdout and "`" not in done.stdout
 

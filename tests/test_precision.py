@@ -1,7 +1,6 @@
 """Numbers at a reproducible precision, and the README check that compares at that precision."""
 
 import math
-import subprocess
 import sys
 
 import pytest
@@ -9,6 +8,8 @@ import pytest
 from galu.workflow.precision import differing_lines, display_step, format_measured, lines_agree
 from galu.workflow.publish import NO_PUBLICATION, PAPER_MARKERS
 from galu.workflow.readme_sections import README_END, README_START, readme_differences
+
+from conftest import run
 
 
 @pytest.mark.parametrize(
@@ -73,9 +74,9 @@ def test_readme_check_names_the_rows_that_differ(tmp_path):
     (tmp_path / "README.md").write_text(readme(section))
     (tmp_path / "claims.md").write_text(drifted)
     galu = [sys.executable, "-m", "galu.workflow.cli", "readme", "--claims", "claims.md"]
-    out = subprocess.run(galu, cwd=tmp_path, capture_output=True, text=True)
+    out = run(galu, tmp_path, check=False)
     assert out.returncode == 1, out.stderr
     assert "README: | `b` | 30 | **pass** |\n  run:    | `b` | 10 | **pass** |" in out.stdout
     (tmp_path / "claims.md").write_text(section.replace("0.066", "0.065"))
-    out = subprocess.run(galu, cwd=tmp_path, capture_output=True, text=True)
+    out = run(galu, tmp_path, check=False)
     assert out.returncode == 0 and "at the precision shown" in out.stdout, out.stdout

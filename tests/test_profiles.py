@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from galu.workflow.config import ConfigError
 from galu.workflow.profiles import check_placeholders, placeholders
 
-from conftest import REPO
+from conftest import REPO, run
 
 
 def test_placeholders_are_named_with_where_they_are():
@@ -48,7 +47,7 @@ def test_the_slurm_profile_as_shipped_stops_a_dry_run_with_the_reason():
         "slurm_partition='EDIT-partition'",
         "slurm_account='EDIT-account'",
     ]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = run(command, REPO, check=False, timeout=300)
     assert done.returncode != 0
     assert "placeholders: default-resources: slurm_partition=" in done.stderr
     assert "EDIT-account" in done.stderr and "Traceback" not in done.stderr

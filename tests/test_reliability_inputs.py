@@ -9,13 +9,13 @@ success from failure. The cases run two at a time, once per module.
 from __future__ import annotations
 
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_commands
 import yaml
 
 from galu.workflow.config import ConfigError, load_yaml
@@ -327,14 +327,7 @@ def _command(case: Case, folder: Path) -> list[str]:
 
 def _run(case: Case, root: Path, folder: Path) -> Outcome:
     env = {k: v for k, v in os.environ.items() if k != "GALU_DATA_MIRRORS"}
-    proc = subprocess.run(
-        _command(case, folder),
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**env, **case.env},
-        timeout=300,
-    )
+    proc = warm_commands.run(_command(case, folder), root, {**env, **case.env}, timeout=300)
     return Outcome(proc.returncode, proc.stdout + proc.stderr)
 
 

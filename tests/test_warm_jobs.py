@@ -84,6 +84,19 @@ def test_an_exception_prints_its_traceback_and_exits_1(server, tmp_path):
     assert "Traceback" in err and "ValueError: boom" in err and 'boom.py", line 2' in err
 
 
+def test_an_uncaught_exception_goes_to_the_scripts_own_hook_as_in_python(server, tmp_path):
+    script = tmp_path / "hooked.py"
+    script.write_text(
+        "import sys\n"
+        "sys.excepthook = lambda kind, value, tb: print('hooked:', value, file=sys.stderr)\n"
+        "raise KeyError('k')\n"
+    )
+    client = _client(script, tmp_path, str(server.socket))
+    _, err = client.communicate(timeout=60)
+    cold = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert (client.returncode, err) == (cold.returncode, cold.stderr) == (1, "hooked: 'k'\n")
+
+
 def _wait_for_pid(path: Path) -> int:
     deadline = time.monotonic() + 60
     while not path.exists() or not path.read_text().strip():

@@ -118,12 +118,14 @@ def _receive(conn: socket.socket, fds: int = 0) -> tuple[dict | None, list[int]]
 # -- the server ------------------------------------------------------------------------------
 
 
-def serve(path: str, parent: int) -> None:
-    """Accept jobs on the Unix socket ``path`` until ``parent`` (the run) exits."""
+def serve(path: str, parent: int, preload: tuple[str, ...] = ()) -> None:
+    """Accept jobs on the Unix socket ``path`` until ``parent`` (the run) exits; ``preload``:
+    more modules to import beside :data:`PRELOAD` (the test suite's server of whole commands,
+    tests/warm_commands.py)."""
     import importlib
     import weakref
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *preload):
         importlib.import_module(name)
     # `python -m` imported galu from the working directory: each job imports it afresh, from
     # where a cold `python <script>` would (sys.path[0] is set per job).
@@ -182,12 +184,11 @@ def _start_job(client: socket.socket, others: list[socket.socket]) -> int | None
 
 
 def _run_job(request: dict, fds: list[int]) -> None:
-    """In the forked child: become ``python <script>`` and never return."""
+    """In the forked child: become ``python <script> [args]`` and never return."""
     import atexit
     import logging
     import random
     import runpy
-    import traceback
 
     import numpy as np
 
@@ -199,7 +200,7 @@ def _run_job(request: dict, fds: list[int]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        sys.argv = [request["script"]]
+        sys.argv = request.get("argv") or [request["script"]]
         sys.path[0] = os.path.dirname(os.path.abspath(request["script"]))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -213,12 +214,11 @@ def _run_job(request: dict, fds: list[int]) -> None:
         else:
             print(stop.code, file=sys.stderr)
             code = 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        code = 130
-    except BaseException:
-        traceback.print_exc()
-        code = 1
+    except BaseException as error:
+        # What the interpreter does with an uncaught exception (a command may install its own
+        # hook): the hook prints it, and an interrupt exits as 130.
+        sys.excepthook(type(error), error, error.__traceback__)
+        code = 130 if isinstance(error, KeyboardInterrupt) else 1
     finally:
         try:
             atexit._run_exitfuncs()
@@ -278,12 +278,9 @@ def run_job(script: str, usage_file: str | None = None) -> int:
     conn = _connect(os.environ.get(SOCKET_ENV, ""), wait=START_WAIT_S)
     if conn is None:
         os.execv(sys.executable, [sys.executable, script])
-    request = {"script": script, "cwd": os.getcwd(), "env": dict(os.environ)}
-    _send(conn, request, fds=[0, 1, 2])
-    started, _ = _receive(conn)
-    if started is None:  # the server went away before forking: run cold
+    child = submit(conn, [script], os.getcwd(), dict(os.environ), [0, 1, 2])
+    if child is None:  # the server went away before forking: run cold
         os.execv(sys.executable, [sys.executable, script])
-    child = started["pid"]
 
     def forward(signum, _frame):
         _kill(child, signum)
@@ -297,6 +294,15 @@ def run_job(script: str, usage_file: str | None = None) -> int:
     if usage_file:
         Path(usage_file).write_text(json.dumps(result))
     return int(result["code"]) if result["code"] >= 0 else 128 - int(result["code"])
+
+
+def submit(conn: socket.socket, argv: list[str], cwd: str, env: dict, fds: list[int]) -> int | None:
+    """Ask the server to run ``python argv[0] argv[1:]`` in ``cwd`` with ``env`` and ``fds`` as
+    its standard streams; the child's pid, or ``None`` when the server went away first. Its
+    result (``code``, ``cpu_s``, ``max_rss_kb``) is the connection's next message."""
+    _send(conn, {"script": argv[0], "argv": argv, "cwd": cwd, "env": env}, fds=fds)
+    started, _ = _receive(conn)
+    return None if started is None else int(started["pid"])
 
 
 def _connect(path: str, wait: float = 0.0) -> socket.socket | None:
@@ -361,8 +367,9 @@ class Server:
         _remove_socket(self.socket)
 
 
-def start_server(log: Path) -> Server:
-    """Start the server beside this process (in its process group), logging to ``log``."""
+def start_server(log: Path, preload: tuple[str, ...] = ()) -> Server:
+    """Start the server beside this process (in its process group), logging to ``log``;
+    ``preload``: more modules for it to import (:func:`serve`)."""
     import subprocess
     import tempfile
 
@@ -372,7 +379,7 @@ def start_server(log: Path) -> Server:
     with open(log, "ab") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "galu.workflow.warm_jobs", "serve", str(folder / "jobs.sock"),
-             str(os.getpid())],
+             str(os.getpid()), *preload],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
             env={**os.environ, **ONE_THREAD},
         )  # fmt: skip
@@ -394,13 +401,13 @@ def account(bench_record, usage_file: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["serve"] and len(argv) == 3:
-        serve(argv[1], int(argv[2]))
+    if argv[:1] == ["serve"] and len(argv) >= 3:
+        serve(argv[1], int(argv[2]), tuple(argv[3:]))
         return 0
     if argv[:1] == ["run"] and len(argv) in (2, 3):
         return run_job(*argv[1:])
-    print("usage: python -m galu.workflow.warm_jobs serve SOCKET PARENT_PID | run SCRIPT [USAGE]",
-          file=sys.stderr)  # fmt: skip
+    usage = "serve SOCKET PARENT_PID [MODULE ...] | run SCRIPT [USAGE]"
+    print(f"usage: python -m galu.workflow.warm_jobs {usage}", file=sys.stderr)
     return 2
 
 

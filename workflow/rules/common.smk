@@ -269,16 +269,27 @@ def _warm_execute(self, fname, edit=False):
 
 def start_warm_jobs(jobs):
     """Start the run's server when it will run several script jobs here (not on a cluster).
-    A job that starts while the server imports waits for it (warm_jobs.py)."""
+    A job that starts while the server imports waits for it (warm_jobs.py). A server the
+    caller keeps running (its socket in GALU_WARM_SOCKET: the test suite's, one per worker)
+    is used instead, for any number of jobs."""
     local = (
-        workflow.local_exec and not workflow.output_settings.dryrun and warm_enabled()
+        workflow.local_exec
+        and not workflow.remote_exec
+        and not workflow.output_settings.dryrun
+        and warm_enabled()
     )
-    if not local or sum(1 for j in jobs if j.rule.script) < WARM_MIN_JOBS:
+    if not local:
         return
-    server = start_warm_server(Path(".snakemake/galu/warm-jobs.log"))
-    atexit.register(server.stop)
-    os.environ[WARM_SOCKET_ENV] = str(server.socket)
-    WARM["server"] = server
+    caller_server = os.environ.get(WARM_SOCKET_ENV, "")
+    if caller_server and Path(caller_server).is_socket():
+        WARM["server"] = caller_server
+    elif sum(1 for j in jobs if j.rule.script) >= WARM_MIN_JOBS:
+        server = start_warm_server(Path(".snakemake/galu/warm-jobs.log"))
+        atexit.register(server.stop)
+        os.environ[WARM_SOCKET_ENV] = str(server.socket)
+        WARM["server"] = server
+    else:
+        return
     PythonScript.execute_script = _warm_execute
 
 
