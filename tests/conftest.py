@@ -15,6 +15,7 @@ import pytest
 import warm_commands
 import yaml
 
+from galu.workflow.provenance import git_state
 from galu.workflow.runconfig import merge
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,6 +169,13 @@ def strict_json(text: str) -> object:
         raise ValueError(f"{constant} is not JSON")
 
     return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(autouse=True)
+def fresh_git_state():
+    """Sidecars written in-process take the commit of the working directory's repository, which
+    galu caches per process (a job never changes directory; a test may): forget it per test."""
+    git_state.cache_clear()
 
 
 @pytest.fixture

@@ -107,5 +107,22 @@ def _alive(pid: int) -> bool:
 
 
 def test_runs_use_the_workers_server_for_their_jobs_unless_the_caller_chose(warm):
-    assert warm_commands.job_socket({})[SOCKET_ENV] == str(warm.socket)
-    assert warm_commands.job_socket({SOCKET_ENV: ""}) == {SOCKET_ENV: ""}  # its own server
+    env = dict(os.environ)
+    assert warm_commands.job_socket(env) == {**env, SOCKET_ENV: str(warm.socket)}
+    own = {**env, SOCKET_ENV: ""}  # the run starts its own server
+    assert warm_commands.job_socket(own) == own
+
+
+def test_an_environment_the_interpreter_reads_at_start_gets_a_fresh_one(warm, tmp_path):
+    # PYTHONPATH is read as an interpreter starts: a forked child would keep the server's
+    # sys.path and import the installed galu instead of this one.
+    fake = tmp_path / "fake" / "galu" / "workflow"
+    fake.mkdir(parents=True)
+    for folder in (fake, fake.parent):
+        (folder / "__init__.py").write_text("")
+    (fake / "cli.py").write_text("print('the galu on PYTHONPATH')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake")}
+    cmd = [sys.executable, "-m", "galu.workflow.cli", "--help"]
+    done = warm_commands.run(cmd, tmp_path, env)
+    assert (done.returncode, done.stdout) == (0, "the galu on PYTHONPATH\n")
+    assert SOCKET_ENV not in warm_commands.job_socket(env)  # nor do its runs' jobs go warm

@@ -39,7 +39,11 @@ MODULES = {"snakemake", "galu.workflow.cli"}
 # every installed plugin's registry entry).
 PRELOAD = ("snakemake.cli", "snakemake.api", "snakemake.workflow", "psutil")
 LAUNCH = str(Path(__file__).with_name("warm_launch.py"))
+# Read by an interpreter as it starts (sys.path, hash seed, encodings, warnings): a command or
+# run whose environment sets them otherwise than the server's gets a fresh interpreter.
+STARTUP_PREFIXES = ("PYTHON", "LANG", "LC_")
 _SERVER: dict[int, Server | None] = {}
+_STARTED_WITH: dict[int, dict[str, str]] = {}
 _STARTING = threading.Lock()  # tests run commands from several threads
 
 
@@ -54,6 +58,7 @@ def server() -> Server | None:
 def _server() -> Server | None:
     if os.getpid() not in _SERVER:  # keyed by pid: a forked worker starts its own
         log = Path(tempfile.mkdtemp(prefix="galu-test-warm-")) / "server.log"
+        _STARTED_WITH[os.getpid()] = _startup(os.environ)
         started = start_server(log, PRELOAD)
         _SERVER[os.getpid()] = started if started.ready(timeout=120) else None
     return _SERVER[os.getpid()]
@@ -63,7 +68,7 @@ def job_socket(env: dict[str, str]) -> dict[str, str]:
     """``env`` with this worker's server as the job server of the runs it starts, unless the
     caller chose one (or none: an empty value) itself."""
     warm = server() if SOCKET_ENV not in env else None
-    return {**env, SOCKET_ENV: str(warm.socket)} if warm else env
+    return {**env, SOCKET_ENV: str(warm.socket)} if warm and _same_startup(env) else env
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float | None = None):
@@ -71,7 +76,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float | None = 
     forked from the warm server when ``cmd`` is `snakemake` or `galu` and the server runs."""
     cmd = list(map(str, cmd))
     warm = server() if _launchable(cmd) else None
-    if warm is None:
+    if warm is None or not _same_startup(env):
         return subprocess.run(
             cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
@@ -103,6 +108,14 @@ def forked(warm: Server, argv: list[str], cwd: Path, env: dict[str, str], timeou
         if result is None:
             raise RuntimeError(f"the suite's warm server ({warm.socket}) stopped during {argv}")
         return subprocess.CompletedProcess(argv, int(result["code"]), _text(out), _text(err))
+
+
+def _startup(env) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
+
+
+def _same_startup(env: dict[str, str]) -> bool:
+    return _startup(env) == _STARTED_WITH.get(os.getpid())
 
 
 def _launchable(cmd: list[str]) -> bool:
