@@ -104,20 +104,23 @@ def run(cmd: list[str], cwd: Path, check: bool = True, **kw) -> subprocess.Compl
 # the shared finished run are one unit, so that it is built once and no test copies it while
 # another changes it. (xdist's own loadgroup marks do not reach pytest 9's node ids.)
 READS_FINISHED_RUN = ("test_dvc", "test_scales", "test_workflow")
-# Seconds the longest units took (2026-12-03, 2-core machine): they are handed out first, so
-# that none is left to run alone at the end. Only their order matters.
+# Seconds the longest units took (2026-12-05, 2-core machine, warm commands): they are handed
+# out first, so that none is left to run alone at the end. Only their order matters.
 LONGEST_UNITS = {
-    "test_paper_smoke": 300,
-    "finished_run": 250,
-    "test_equivalence_workflow": 130,
-    "test_code_reruns": 120,
-    "test_reliability_determinism": 110,
-    "test_slurm": 85,
-    "test_reliability_kill": 80,
-    "test_reliability_inputs": 65,
-    "test_publish": 40,
-    "test_reliability_corruption": 35,
-    "test_resume": 33,
+    "test_paper_smoke": 250,
+    "finished_run": 117,
+    "test_reliability_determinism": 82,
+    "test_slurm": 77,
+    "test_equivalence_workflow": 76,
+    "test_reliability_kill": 69,
+    "test_code_reruns": 47,
+    "test_reliability_corruption": 47,
+    "test_normalization_mean_field": 23,
+    "test_resume": 21,
+    "test_reliability_inputs": 17,
+    "test_costs": 17,
+    "test_warm_commands": 16,
+    "test_reliability_concurrency": 16,
 }
 
 
