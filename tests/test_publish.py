@@ -18,12 +18,14 @@ from galu.workflow.publish import (
     PAPER_MARKERS,
     PublishError,
     commits_text,
+    counted,
     described_path,
     paper_section,
     publication_folder,
     publication_of,
     publish,
     run_times,
+    unfinished_stages,
 )
 from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
 
@@ -299,6 +301,20 @@ def _figure_files(root: Path) -> list[Path]:
         for p in (root / "figures/paper-cpu").rglob("*")
         if p.is_file() and not p.name.endswith(".meta.json")
     ]
+
+
+def test_tables_and_figures_are_counted_apart_and_figures_never_as_unfinished_work():
+    files = [
+        "results/claims.csv",
+        "results/scm/stability.csv",
+        "results/generalization/runs/parity.csv",
+        "figures/scm/stability.png",
+        "figures/scm/stability.pdf",
+        "figures/generalization/parity.png",
+        "figures/generalization/parity.pdf",
+    ]
+    assert counted(files) == "3 table(s) and 2 figure(s)"  # a PNG and a PDF: one figure
+    assert unfinished_stages(files, ["scm"]) == {"generalization": 1}
 
 
 def test_a_figure_is_published_and_linked_from_the_page_and_the_readme(tmp_path, monkeypatch):

@@ -318,6 +318,7 @@ def _publish(args: argparse.Namespace) -> int:
         PublishError,
         check_scale_name,
         commits_text,
+        counted,
         publish,
         recover_interrupted,
         this_machine,
@@ -356,7 +357,7 @@ def _publish(args: argparse.Namespace) -> int:
     except PublishError as error:
         raise UsageError(str(error)) from None
     print(
-        f"published {len(manifest['files'])} table(s) of the {args.scale} run"
+        f"published {counted(manifest['files'])} of the {args.scale} run"
         f" ({commits_text(manifest).replace('`', '')}, wall time"
         f" {manifest['wall_hours']:.1f} h) to"
         f" {publication_folder(args.scale, args.in_progress)}/"

@@ -320,13 +320,27 @@ def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
     }
 
 
+def is_figure(path: str) -> bool:
+    """Whether a publication's file (a contract path) is a figure (a PNG or PDF drawing)
+    rather than a table."""
+    return PurePosixPath(path).parts[0] == RUN_FOLDERS[1]
+
+
+def counted(files: Iterable[str]) -> str:
+    """``N table(s) and M figure(s)``: a figure is one drawing, published as a PNG and a PDF."""
+    files = list(files)
+    figures = {PurePosixPath(f).with_suffix("") for f in files if is_figure(f)}
+    tables = sum(1 for f in files if not is_figure(f))
+    return f"{tables} table(s) and {len(figures)} figure(s)"
+
+
 def unfinished_stages(files: Iterable[str], stages: Iterable[str] | None) -> dict[str, int]:
-    """Stage -> how many of ``files`` (contract paths) belong to a stage the run's claims did
-    not cover: finished jobs of a stage still running, kept so that a resume need not redo
-    them."""
+    """Stage -> how many of ``files`` (contract paths) are tables of a stage the run's claims
+    did not cover: finished jobs of a stage still running, kept so that a resume need not
+    redo them."""
     covered = set(stages or ())
     counts: dict[str, int] = {}
-    for path in files:
+    for path in (f for f in files if not is_figure(f)):
         parts = PurePosixPath(path).parts
         stage = parts[1] if len(parts) > 2 else ""
         if stages is not None and stage in EXPERIMENT_STAGES and stage not in covered:
