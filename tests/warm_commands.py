@@ -11,8 +11,10 @@ runs these commands start send their script jobs to the same server (``GALU_WARM
 instead of starting their own.
 
 What keeps real processes: commands a test starts in the background to signal or kill
-(`test_reliability_support.start`), and any call that sets ``GALU_WARM_SOCKET`` itself (the
-tests of a run's own server). ``GALU_TEST_WARM=0`` runs every command cold, as before.
+(`test_reliability_support.start`), any call that sets ``GALU_WARM_SOCKET`` itself (the tests
+of a run's own server), and any whose environment sets what an interpreter reads as it starts
+(``PYTHONPATH``, the locale: :data:`STARTUP_PREFIXES`) otherwise than the server's.
+``GALU_TEST_WARM=0`` runs every command cold, as before.
 """
 
 from __future__ import annotations
