@@ -3,7 +3,10 @@
 Times integrating K = 3, M = 2 ReLU from the paper's start to alpha = 3000 in the
 small-eta and the exact form (median of repeats), the vectorized right-hand side
 against the plain-loop baseline of :mod:`galu.scm.loop_reference` in the same run,
-and on-line SGD steps per second. Target: small-eta integration under 0.2 s.
+and on-line SGD steps per second; at the paper's N = 10,000, the share of a simulation
+step that drawing its inputs takes, a Gaussian number's cost in update units (the cost
+model's weight) and the effect of the block of inputs drawn at once. Target: small-eta
+integration under 0.2 s.
 
     python benchmarks/scm.py [--repeats 5] [--exact-repeats 1] [--device cpu]
 """
@@ -100,6 +103,64 @@ def simulation(device: str) -> None:
     )
 
 
+def draws_against_updates(N: int = 10_000, steps: int = 4096) -> None:
+    """Seconds per Gaussian number drawn (and scaled) against seconds per update unit.
+
+    At the paper's N the inputs' draws, not the updates, take most of a simulation's time;
+    the cost model weighs each drawn number by this ratio (galu/scm/costs.py, GAUSSIAN_WORK).
+    """
+    import torch
+
+    seeds, k, m = 3, 2, 3
+    gens = [torch.Generator().manual_seed(s) for s in range(seeds)]
+
+    block = 128  # as config/paper-cpu.yaml draws them
+
+    def draw() -> None:
+        for _ in range(steps // block):
+            xi = torch.stack(
+                [torch.randn(block, N, generator=g, dtype=torch.float64) for g in gens]
+            )
+            xi.div_(N**0.5)
+
+    torch.set_num_threads(1)
+    per_number = median_time(draw, 3) / (seeds * steps * N)
+    R0, Q0 = np.zeros((k, m)), 0.2 * np.eye(k)
+    alpha = np.array([0.0, steps / N])
+    whole = median_time(
+        lambda: simulate(k, m, "relu", ETA, R0, Q0, N, alpha, list(range(seeds)), 1, block=block),
+        3,
+    )
+    update_units = steps * seeds * 4.0 * N * (k + m)  # the cost model's update work
+    per_unit = (whole - per_number * seeds * steps * N) / update_units
+    print(
+        f"simulate N={N}, {seeds} seeds, K={k} M={m}: {whole / steps * 1e3:.2f} ms/step, of which"
+        f" drawing the inputs {per_number * seeds * N / (whole / steps):.0%}; one Gaussian number"
+        f" costs {per_number / per_unit:.0f} update units"
+    )
+
+
+def block_sizes(N: int = 10_000, steps: int = 8192) -> None:
+    """Steps per second drawing the inputs 2,048 at a time (config/paper.yaml, for a GPU)
+    against 128 (config/paper-cpu.yaml): on a CPU the smaller block stays in cache."""
+    k, m, seeds = 3, 2, [0, 1, 2]
+    R0, Q0 = np.zeros((k, m)), 0.2 * np.eye(k)
+    alpha = np.array([0.0, steps / N])
+    times = {
+        block: median_time(
+            lambda block=block: simulate(
+                k, m, "relu", ETA, R0, Q0, N, alpha, seeds, 1, block=block
+            ),
+            3,
+        )
+        for block in (2048, 128)
+    }
+    print(
+        f"simulate N={N}, 3 seeds: blocks of 2048 {times[2048] / steps * 1e3:.2f} ms/step, of 128"
+        f" {times[128] / steps * 1e3:.2f} ms/step ({times[2048] / times[128]:.1f}x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -110,6 +171,8 @@ def main() -> None:
     integration(args.method, args.repeats, args.exact_repeats)
     rhs_ratios()
     simulation(args.device)
+    draws_against_updates()
+    block_sizes()
 
 
 if __name__ == "__main__":

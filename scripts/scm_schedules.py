@@ -7,6 +7,7 @@ import torch
 
 from galu.scm.schedules import schedule_experiment
 from galu.seeding import run_seeds
+from galu.workflow.job_checkpoints import job_checkpoint
 from galu.workflow.provenance import Run
 
 params = snakemake.params
@@ -14,10 +15,14 @@ torch.set_num_threads(snakemake.threads)
 run = Run.from_snakemake(snakemake)
 device = run.use_device(params.device)
 summaries, trajectories = [], []
-for name in params.schedules["settings"]:
+# the simulations at the paper's N run for hours: a killed job resumes from its checkpoints
+checkpoints = [
+    job_checkpoint(run, f"{snakemake.output.runs}.{name}") for name in params.schedules["settings"]
+]
+for name, checkpoint in zip(params.schedules["settings"], checkpoints, strict=True):
     summary, trajectory = schedule_experiment(
         name, params.settings[name], params.schedules, params.ode, params.simulation,
-        params.seed, device,
+        params.seed, device, checkpoint,
     )  # fmt: skip
     summaries.append(summary)
     trajectories.append(trajectory)
@@ -26,3 +31,5 @@ logging.info("schedules:\n%s", summary.to_string())
 seeds = run_seeds(params.seed, params.simulation["seeds"])
 run.write_csv(summary, snakemake.output.csv, seeds=seeds)
 run.write_csv(pd.concat(trajectories, ignore_index=True), snakemake.output.runs, seeds=seeds)
+for checkpoint in checkpoints:
+    checkpoint.clear()

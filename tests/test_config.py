@@ -242,7 +242,8 @@ PAPER_CPU_MAY_CHANGE = re.compile(
     r"|memorization\.ensemble_overhead"
     r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.(probe_seeds|parts)"
     r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
-    r"|scm\.simulation\.(N|seeds|n_test)|scm\.\w+\.sim_alpha_max"
+    # (scm.simulation.block: how many inputs are drawn at once; the process is the same)
+    r"|scm\.simulation\.(N|seeds|n_test|block)|scm\.\w+\.sim_alpha_max"
     r"|normalization\.trainability\.\w+|normalization\.ablation\.(lrs\.\w+|gain_factors)"
 )
 

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
+from galu.checkpoints import FOLDER as CHECKPOINTS
+from galu.checkpoints import Checkpoint
 from galu.workflow.cli import main
 from galu.workflow.closure import CodeScanner
 from galu.workflow.equivalence import Equivalence, Ledger
@@ -26,6 +29,7 @@ SOURCE = "results/paper-cpu/scm/stability.csv"
 PART = "results/paper-cpu/scm/runs/part0.csv"  # a per-job table the source is stacked from
 CLAIMS = "results/paper-cpu/claims.csv"
 BENCHMARK = "logs/paper-cpu/benchmarks/scm/stability.tsv"
+CHECKPOINT = f"{CHECKPOINTS.as_posix()}/results/paper-cpu/scm/runs/relu_k3m2_sim.csv.pt"
 
 
 def _record(rule: str) -> dict:
@@ -244,6 +248,41 @@ def test_a_run_kept_in_progress_is_put_back_from_its_own_folder(tmp_path, monkey
     )
 
 
+def test_the_checkpoints_of_cut_off_jobs_go_with_a_run_kept_in_progress(
+    tmp_path, monkeypatch, capsys
+):
+    """A simulation cut off by the end of a sitting goes on from its checkpoint on the next
+    machine: published in progress with the run, put back where the checkout has none."""
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    state = {"done": 4096, "J": torch.arange(6.0)}
+    Checkpoint(CHECKPOINT, "key").save(state)
+    Checkpoint(CHECKPOINT.replace("paper-cpu", "paper-smoke"), "key").save(state)  # not this run
+    publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    kept = json.loads(Path("published/in-progress/paper-cpu", STATE).read_text())["checkpoints"]
+    assert list(kept) == [CHECKPOINT]
+    fresh = tmp_path / "fresh"
+    shutil.copytree("published", fresh / "published")
+    monkeypatch.chdir(fresh)
+    Path("config").mkdir()
+    Path("config/config.yaml").write_text("scale: quick\n")
+    assert main(["resume", "--scale", "paper-cpu", "--in-progress"]) == 0
+    assert "1 checkpoint(s) of cut-off jobs" in capsys.readouterr().out
+    assert Path(CHECKPOINT).read_bytes() == (tmp_path / CHECKPOINT).read_bytes()
+    loaded = Checkpoint(CHECKPOINT, "key").load()
+    assert loaded is not None and loaded["done"] == 4096
+    Checkpoint(CHECKPOINT, "key").save({"done": 8192})  # this checkout's own, newer state
+    assert resume("paper-cpu", in_progress=True).checkpoints == 0
+    assert Checkpoint(CHECKPOINT, "key").load() == {"done": 8192}
+    # a finished run has none (each job clears its own): its run state says nothing of them
+    monkeypatch.chdir(tmp_path)
+    Path(CHECKPOINT).unlink()
+    publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    assert "checkpoints" not in json.loads(
+        Path("published/in-progress/paper-cpu", STATE).read_text()
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "text", "says"),
     [
@@ -274,6 +313,10 @@ def test_a_damaged_manifest_or_state_stops_the_resume_before_any_copy(
         ("run-state.json", "benchmarks", {"../../x.tsv": "s\n"}, "names '../../x.tsv': not a"),
         ("run-state.json", "benchmarks", {"logs/a.tsv": 3}, "holds a benchmark table that is not"),
         ("run-state.json", "snakemake_metadata", [], "holds snakemake_metadata as a list, not"),
+        ("run-state.json", "checkpoints", {"../../x.pt": "AA=="}, "names '../../x.pt': not a"),
+        ("run-state.json", "checkpoints", {".snakemake/metadata/x": "AA=="}, "names '.snakemake/"),
+        ("run-state.json", "checkpoints", {f"{CHECKPOINT}": "not base64!"}, "holds the checkpoint"),
+        ("run-state.json", "checkpoints", {f"{CHECKPOINT}": 3}, "holds the checkpoint"),
     ],
 )
 def test_a_publication_naming_files_outside_the_run_is_refused_before_any_copy(

@@ -1,13 +1,23 @@
-"""Finite-N on-line SGD: exact initial overlaps, reproducibility, agreement with the ODE."""
+"""Finite-N on-line SGD: exact initial overlaps, reproducibility, agreement with the ODE,
+resumption from a checkpoint."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from galu.checkpoints import Checkpoint
 from galu.scm.odes import CommitteeODE, integrate
-from galu.scm.simulation import initial_weights, record_steps, simulate, simulate_etas
+from galu.scm.simulation import (
+    _Progress,
+    initial_weights,
+    record_steps,
+    simulate,
+    simulate_etas,
+)
 
 
 def test_initial_weights_have_exactly_the_requested_overlaps() -> None:
@@ -93,10 +103,9 @@ def test_bad_arguments_raise() -> None:
         simulate(2, 1, *args[2:], seeds=[1])
 
 
-@pytest.mark.parametrize("activation", ["relu", "erf"])
-def test_etas_run_together_give_each_eta_its_own_run_bit_for_bit(activation: str) -> None:
-    # Two constant etas and a schedule in one batch; blocks of 16 straddle the records.
-    kwargs = dict(
+def _straddling(activation: str) -> dict:
+    """A K = M = 2 run of 180 steps, recorded at steps 0, 30, 60 and 180, in blocks of 16."""
+    return dict(
         K=2,
         M=2,
         activation=activation,
@@ -108,6 +117,12 @@ def test_etas_run_together_give_each_eta_its_own_run_bit_for_bit(activation: str
         n_test=50,
         block=16,
     )
+
+
+@pytest.mark.parametrize("activation", ["relu", "erf"])
+def test_etas_run_together_give_each_eta_its_own_run_bit_for_bit(activation: str) -> None:
+    # Two constant etas and a schedule in one batch; blocks of 16 straddle the records.
+    kwargs = _straddling(activation)
     etas = [0.5, 1.5, lambda a: 0.8 if a < 1.0 else 0.3]
     together = simulate_etas(etas=etas, **kwargs)
     for eta, run in zip(etas, together, strict=True):
@@ -119,3 +134,82 @@ def test_etas_run_together_give_each_eta_its_own_run_bit_for_bit(activation: str
         simulate_etas(etas=[], **kwargs)
     with pytest.raises(ValueError, match="eta must be"):
         simulate_etas(etas=[0.5, -1.0], **kwargs)
+
+
+class _Killed(Exception):
+    """Stands for a kill: raised by the checkpoint below after a given number of saves."""
+
+
+class _KilledAfter(Checkpoint):
+    def __init__(self, path: Path, saves: int) -> None:
+        super().__init__(path, key="job", every_s=0.0)  # due after every block
+        self.saves = saves
+
+    def save(self, state: dict) -> None:
+        super().save(state)
+        self.saves -= 1
+        if self.saves == 0:
+            raise _Killed
+
+
+@pytest.mark.parametrize("kill_after", [1, 4, 7])
+def test_a_killed_simulation_resumes_from_its_checkpoint_bit_for_bit(
+    tmp_path: Path, kill_after: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Blocks of 16 straddle the records; a schedule and a constant eta advance together.
+    kwargs = {**_straddling("relu"), "etas": [0.5, lambda a: 0.8 if a < 1.0 else 0.3]}
+    straight = simulate_etas(**kwargs)
+    # 180 steps recorded at 0, 30, 60, 180: blocks of 16 end early at each record
+    ends = [16, 30, 46, 60, 76, 92, 108, 124, 140, 156, 172, 180]
+    path = tmp_path / "sim.pt"
+    with pytest.raises(_Killed):
+        simulate_etas(**kwargs, checkpoint=_KilledAfter(path, kill_after))
+    assert torch.load(path, weights_only=True)["state"]["done"] == ends[kill_after - 1]
+    counter = Checkpoint(path, key="job", every_s=0.0)
+    saves = []
+    counter.save = lambda state: saves.append(state["done"])  # type: ignore[method-assign]
+    with caplog.at_level("INFO", logger="galu.checkpoints"):
+        resumed = simulate_etas(**kwargs, checkpoint=counter)
+    assert "resuming from checkpoint" in caplog.text
+    # the resumed attempt ran only the blocks after the checkpoint (and saved the end state)
+    assert saves == ends[kill_after:] + [180]
+    for run, again in zip(straight, resumed, strict=True):
+        for field in ("alpha", "R", "Q", "eps_g_theory", "eps_g_measured"):
+            np.testing.assert_array_equal(getattr(again, field), getattr(run, field))
+
+
+def test_another_jobs_checkpoint_is_ignored(tmp_path: Path) -> None:
+    kwargs = dict(
+        K=1, M=1, activation="erf", etas=[0.5], R0=np.array([[0.1]]), Q0=np.array([[0.2]]),
+        N=40, alpha=np.array([0.0, 1.0, 2.0]), seeds=[1], n_test=20, block=8,
+    )  # fmt: skip
+    path = tmp_path / "sim.pt"
+    with pytest.raises(_Killed):
+        simulate_etas(**kwargs, checkpoint=_KilledAfter(path, 3))
+    other = Checkpoint(path, key="another job", every_s=1e9)
+    assert other.load() is None
+    fresh = simulate_etas(**kwargs, checkpoint=other)[0]
+    np.testing.assert_array_equal(fresh.R, simulate_etas(**kwargs)[0].R)
+    assert torch.load(path, weights_only=True)["key"] == "another job"  # replaced at the end
+
+
+def test_a_checkpoint_of_another_shape_is_refused(tmp_path: Path) -> None:
+    kwargs = dict(
+        K=1, M=1, activation="erf", etas=[0.5], R0=np.array([[0.1]]), Q0=np.array([[0.2]]),
+        N=40, alpha=np.array([0.0, 1.0]), n_test=20, block=8,
+    )  # fmt: skip
+    with pytest.raises(_Killed):
+        simulate_etas(**kwargs, seeds=[1], checkpoint=_KilledAfter(tmp_path / "sim.pt", 1))
+    with pytest.raises(ValueError, match="does not match"):
+        simulate_etas(**kwargs, seeds=[1, 2], checkpoint=Checkpoint(tmp_path / "sim.pt", "job"))
+
+
+def test_a_long_simulation_logs_its_progress(caplog: pytest.LogCaptureFixture) -> None:
+    progress = _Progress(total=2000, N=1000, every_s=0.0)
+    with caplog.at_level("INFO", logger="galu.progress"):
+        progress.report(500)
+    assert caplog.messages == ["simulated steps 500/2000: alpha 0.5"]
+    quiet = _Progress(total=2000, N=1000, every_s=60.0)
+    with caplog.at_level("INFO", logger="galu.progress"):
+        quiet.report(600)  # within the minute: nothing
+    assert len(caplog.messages) == 1

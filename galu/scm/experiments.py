@@ -12,7 +12,7 @@ pandas DataFrame whose rows follow the contract of ``trajectories.csv`` or
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ import pandas as pd
 from galu.scm.odes import CommitteeODE, integrate, log_alpha_grid, pack, state_labels
 from galu.scm.stability import analyse, find_fixed_point
 from galu.seeding import run_seeds
+
+if TYPE_CHECKING:
+    from galu.checkpoints import Checkpoint
 
 FORMS = {"exact": True, "small_eta": False}
 TRAJECTORY_COLUMNS = [
@@ -63,13 +66,18 @@ def ode_table(name: str, setting: Mapping[str, Any], ode: Mapping[str, Any]) -> 
 
 
 def simulation_table(
-    name: str, setting: Mapping[str, Any], sim: Mapping[str, Any], seed: int, device: str
+    name: str,
+    setting: Mapping[str, Any],
+    sim: Mapping[str, Any],
+    seed: int,
+    device: str,
+    checkpoint: Checkpoint | None = None,
 ) -> pd.DataFrame:
     """Finite-N simulations of one setting: every ``sim_etas`` value, ``sim["seeds"]`` runs.
 
     Recorded on a log-spaced grid to ``sim_alpha_max`` with ``sim["points"]`` points;
     seeds are ``seed, seed + 1, ...``. Empty (with the contract's columns) if no
-    eta is simulated.
+    eta is simulated. ``checkpoint``: see :func:`galu.scm.simulation.simulate_etas`.
     """
     import torch  # only simulations need it; the ODE jobs start faster without
 
@@ -86,7 +94,7 @@ def simulation_table(
     # Every eta runs the same seeds: one batch shares their draws (simulate_etas).
     results = simulate_etas(
         K, M, setting["activation"], etas, R0, Q0, sim["N"], grid, seeds, sim["n_test"],
-        device, getattr(torch, sim["dtype"]), sim["block"],
+        device, getattr(torch, sim["dtype"]), sim["block"], checkpoint,
     ) if etas else []  # fmt: skip
     for eta, result in zip(etas, results, strict=True):
         states = pack_many(result.R, result.Q)  # (seeds, n, size)

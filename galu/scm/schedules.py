@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ from galu.scm.odes import (
     state_labels,
 )
 from galu.seeding import run_seeds
+
+if TYPE_CHECKING:
+    from galu.checkpoints import Checkpoint
 
 Array = np.ndarray
 SOLVER_DEFAULTS = {"method": "LSODA", "rtol": 1e-8, "atol": 1e-10}
@@ -197,6 +200,7 @@ def schedule_experiment(
     sim_config: Mapping[str, Any],
     seed: int,
     device: str = "cpu",
+    checkpoint: Checkpoint | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Constant etas, the greedy schedule and the floored greedy schedule of one setting.
 
@@ -208,6 +212,7 @@ def schedule_experiment(
     ``greedy_floor`` is the greedy law clipped to ``[best constant, eta_max]``.
     The simulations (``sim_config``: N, seeds, n_test, block, points) follow each
     schedule's ODE eta(alpha) open-loop; ``constant`` there means the best constant.
+    ``checkpoint``: see :func:`galu.scm.simulation.simulate_etas`.
 
     Returns (summary, trajectories): per (schedule, source) the alpha at which
     eps_g first falls below ``eps_exit`` (leaving the plateau) and ``eps_target``,
@@ -239,7 +244,7 @@ def schedule_experiment(
                       .assign(constant_eta=eta))  # fmt: skip
         rows.append(_summary_row(name, schedule, "ode", eta, grid, traj.eps_g, config))
     sim_rows, sim_frames = _simulate_schedules(
-        name, setting, config, sim_config, seed, device, runs, best
+        name, setting, config, sim_config, seed, device, runs, best, checkpoint
     )
     summary = pd.DataFrame(rows + sim_rows)
     summary["best_constant_eta"] = best
@@ -273,6 +278,7 @@ def _simulate_schedules(
     device: str,
     runs: Mapping[tuple[str, float], ScheduledTrajectory],
     best: float,
+    checkpoint: Checkpoint | None = None,
 ) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
     """Finite-N runs under the best constant eta and each listed schedule (seed mean)."""
     from galu.scm.experiments import start  # noqa: PLC0415
@@ -296,7 +302,7 @@ def _simulate_schedules(
     # The schedules run the same seeds: one batch shares their draws (simulate_etas).
     results = simulate_etas(
         K, M, setting["activation"], etas, R0, Q0, sim_config["N"], grid, seeds,
-        sim_config["n_test"], device, block=sim_config["block"],
+        sim_config["n_test"], device, block=sim_config["block"], checkpoint=checkpoint,
     ) if etas else []  # fmt: skip
     rows, frames = [], []
     for (schedule, constant), eta, result in zip(keys, etas, results, strict=True):

@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from galu.checkpoints import Checkpoint
 from galu.device import torch_threads
+from galu.progress import log_progress
 from galu.scm.odes import generalization_error
 from galu.scm.transfer import check_activation, g, g_prime
 from galu.seeding import derive_seed
@@ -142,6 +146,7 @@ def simulate_etas(
     device: str = "cpu",
     dtype: torch.dtype = torch.float64,
     block: int = 512,
+    checkpoint: Checkpoint | None = None,
 ) -> list[SimulationResult]:
     """:func:`simulate` for several learning rates or schedules, one result each, at once.
 
@@ -149,6 +154,10 @@ def simulate_etas(
     whatever the learning rate, so the runs of every ``eta`` share them: they are drawn
     once and the students of all etas advance together, one batch. Each run's numbers
     are those of :func:`simulate` with its eta alone (tested).
+
+    With a ``checkpoint`` (:mod:`galu.checkpoints`) the state is saved every few minutes and
+    a saved state is resumed from: the results are those of an uninterrupted run (tested).
+    A progress line (alpha reached) goes to the log at most once a minute.
     """
     check_activation(activation)
     for eta in etas:
@@ -167,7 +176,11 @@ def simulate_etas(
         test_tau = g(test_x @ B.transpose(1, 2) / math.sqrt(N), activation).sum(-1)  # (S, P)
         records: list[list[tuple[Array, Array, Array]]] = [[] for _ in etas]
         done = 0
-        for target in steps:
+        saved = checkpoint.load() if checkpoint is not None else None
+        if saved is not None:
+            done, records = _restore(saved, J, gens)
+        progress = _Progress(int(steps[-1]), N)
+        for target in steps[len(records[0]) :]:  # the recordings a checkpoint holds are done
             while done < target:
                 size = int(min(block, target - done))
                 xi = torch.stack(
@@ -176,6 +189,11 @@ def simulate_etas(
                 rates = [_step_etas(e, done, size, N) if callable(e) else e for e in etas]
                 _sgd_block(J, B, xi, activation, rates)
                 done += size
+                progress.report(done)
+                # at a block's end the state is exactly J, the generators and the recordings:
+                # an attempt resumed from here draws and computes what this one would have
+                if checkpoint is not None and checkpoint.due():
+                    checkpoint.save(_state(done, records, J, gens))
             for run, J_e in zip(records, J, strict=True):
                 sigma = g(test_x @ J_e.transpose(1, 2) / math.sqrt(N), activation).sum(-1)
                 run.append(
@@ -185,6 +203,8 @@ def simulate_etas(
                         (0.5 * (sigma - test_tau) ** 2).mean(-1).cpu().numpy(),
                     )
                 )
+        if checkpoint is not None:  # finished: a job with more to do after this resumes here
+            checkpoint.save(_state(done, records, J, gens))
     return [_result(run, steps, seeds, N, activation) for run in records]
 
 
@@ -202,6 +222,47 @@ def _result(
         eps_g_theory=generalization_error(R_arr, Q_arr, activation),
         eps_g_measured=measured,
     )
+
+
+def _state(
+    done: int,
+    records: list[list[tuple[Array, Array, Array]]],
+    J: torch.Tensor,
+    gens: list[torch.Generator],
+) -> dict[str, Any]:
+    """What a resumed run needs: steps done, recordings so far, students, generator states."""
+    return {
+        "done": done,
+        "records": [[[torch.from_numpy(a) for a in rec] for rec in run] for run in records],
+        "J": J.cpu(),
+        "generators": [gen.get_state() for gen in gens],
+    }
+
+
+def _restore(
+    saved: dict[str, Any], J: torch.Tensor, gens: list[torch.Generator]
+) -> tuple[int, list[list[tuple[Array, Array, Array]]]]:
+    """Put a checkpoint's students and generator states back; its steps done and recordings."""
+    if saved["J"].shape != J.shape or len(saved["generators"]) != len(gens):
+        raise ValueError("the checkpoint does not match this simulation's shape")
+    J.copy_(saved["J"])
+    for gen, state in zip(gens, saved["generators"], strict=True):
+        gen.set_state(state)
+    records = [[tuple(t.numpy() for t in rec) for rec in run] for run in saved["records"]]
+    return int(saved["done"]), records  # type: ignore[return-value]
+
+
+class _Progress:
+    """A log line with the alpha reached, at most once a minute (the heartbeat repeats it)."""
+
+    def __init__(self, total: int, N: int, every_s: float = 60.0) -> None:
+        self.total, self.N, self.every_s = total, N, every_s
+        self._last = time.monotonic()
+
+    def report(self, done: int) -> None:
+        if time.monotonic() - self._last >= self.every_s:
+            self._last = time.monotonic()
+            log_progress("simulated steps", done, self.total, alpha=done / self.N)
 
 
 def _step_etas(schedule: Callable[[float], float], done: int, size: int, N: int) -> list[float]:

@@ -389,8 +389,9 @@ def _resume(args: argparse.Namespace) -> int:
     print(
         f"{len(done.restored)} file(s) of the published {args.scale} run put back"
         f" ({len(done.present)} already there), {done.records} Snakemake record(s) and"
-        f" {done.benchmarks} benchmark table(s) written. Snakemake reruns only what changed"
-        f" since: `galu run --configfile {configfiles}`."
+        f" {done.benchmarks} benchmark table(s) written"
+        + (f", {done.checkpoints} checkpoint(s) of cut-off jobs" if done.checkpoints else "")
+        + f". Snakemake reruns only what changed since: `galu run --configfile {configfiles}`."
     )
     if done.missing_data:
         print(

@@ -28,6 +28,7 @@ point leaves the previous publication or the new one, never a mix or half of one
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import platform
@@ -39,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.atomic import atomic_write_bytes
+from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.commits import made_on, made_on_files
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.workflow.provenance import (
@@ -308,16 +310,27 @@ def run_files(scale: str) -> list[str]:
 
 def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
     """What a publication keeps besides the tables: Snakemake's metadata of each published
-    file and of its sidecar (keyed by the run's path) and every benchmark table of the run
-    (``logs/<scale>/benchmarks``; path -> text)."""
+    file and of its sidecar (keyed by the run's path), every benchmark table of the run
+    (``logs/<scale>/benchmarks``; path -> text) and the checkpoints of its unfinished jobs
+    (:func:`kept_checkpoints`; only when there are any)."""
     paths = [scaled(c, scale) for c in contracts]
     targets = [p for path in paths for p in (path, f"{path}{SIDECAR_SUFFIX}")]
     benchmarks = Path(scaled("logs/benchmarks", scale))
     tables = sorted(benchmarks.rglob("*.tsv")) if benchmarks.is_dir() else []
+    kept = kept_checkpoints(scale)
     return {
         "snakemake_metadata": read_metadata(targets),
         "benchmarks": {p.as_posix(): p.read_text() for p in tables},
+        **({"checkpoints": kept} if kept else {}),
     }
+
+
+def kept_checkpoints(scale: str) -> dict[str, str]:
+    """The saved states of the run's unfinished long jobs (:mod:`galu.checkpoints`), base64
+    by path: a run kept between sittings goes on from them on the next machine."""
+    base = CHECKPOINTS / scaled("results", scale)
+    files = sorted(base.rglob("*.pt")) if base.is_dir() else []
+    return {p.as_posix(): base64.b64encode(p.read_bytes()).decode("ascii") for p in files}
 
 
 def is_figure(path: str) -> bool:

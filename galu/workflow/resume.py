@@ -19,11 +19,13 @@ benchmark tables (the cost model's measurements). :func:`resume` puts them back:
   under ``data/processed``) must exist before the resume: one made after it is newer than
   the results and reruns their jobs (:func:`missing_data` names them).
 
-Figures are published and put back like the tables (PNG and PDF, with their sidecars).
+Figures are published and put back like the tables (PNG and PDF, with their sidecars), and
+the checkpoints of jobs that were cut off (:mod:`galu.checkpoints`) where the checkout has none.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from galu.atomic import atomic_path, atomic_write_bytes
+from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.provenance import (
     recorded_sha256,
     seal_problem,
@@ -55,6 +58,8 @@ from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
 
 # Where a publication's files may lie (contract paths of galu.workflow.publish.run_files).
 _RUN_PREFIXES = tuple(f"{folder}/" for folder in RUN_FOLDERS)
+# Where a publication's checkpoints may go (galu.checkpoints): a run's results only.
+_CHECKPOINT_PREFIX = f"{CHECKPOINTS.as_posix()}/results/"
 
 
 class ResumeError(Exception):
@@ -64,13 +69,15 @@ class ResumeError(Exception):
 @dataclass
 class Resumed:
     """What :func:`resume` did: files put back, files already there with the same bytes,
-    Snakemake records written, benchmark tables written, and the dataset arrays the run was
+    Snakemake records written, benchmark tables written, checkpoints of unfinished jobs
+    written, and the dataset arrays the run was
     made from that this checkout lacks (:func:`missing_data`)."""
 
     restored: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     records: int = 0
     benchmarks: int = 0
+    checkpoints: int = 0
     missing_data: list[str] = field(default_factory=list)
 
 
@@ -121,11 +128,16 @@ def _read_record(path: Path) -> dict[str, Any]:
         if inside_problem(p)
         or (p in content.get("files", []) and not str(p).startswith(_RUN_PREFIXES))
         or (p in content.get("benchmarks", {}) and not str(p).startswith("logs/"))
+    ] + [
+        repr(p)
+        for p in _mapping(content, path, "checkpoints")
+        if inside_problem(p) or not str(p).startswith(_CHECKPOINT_PREFIX)
     ]
     if outside:
         raise ResumeError(
             f"{path.as_posix()} names {', '.join(outside[:3])}: not a file of a run inside the"
-            " repository (results/..., figures/... or logs/...); nothing was copied. Restore"
+            " repository (results/..., figures/..., logs/... or a checkpoint under"
+            f" {_CHECKPOINT_PREFIX}); nothing was copied. Restore"
             " it with `git checkout -- published/`"
         )
     if not all(isinstance(t, str) for t in content.get("benchmarks", {}).values()):
@@ -133,6 +145,14 @@ def _read_record(path: Path) -> dict[str, Any]:
             f"{path.as_posix()} holds a benchmark table that is not text; nothing was copied."
             " Restore it with `git checkout -- published/`"
         )
+    for name, text in content.get("checkpoints", {}).items():
+        try:
+            base64.b64decode(text, validate=True)
+        except (TypeError, ValueError):
+            raise ResumeError(
+                f"{path.as_posix()} holds the checkpoint {name} in a form that is not base64;"
+                " nothing was copied. Restore it with `git checkout -- published/`"
+            ) from None
     return content
 
 
@@ -232,6 +252,18 @@ def _write_benchmarks(benchmarks: Mapping[str, str], root: Path, now: float) -> 
     return written
 
 
+def _write_checkpoints(kept: Mapping[str, str], root: Path) -> int:
+    """Put back the checkpoints of the run's unfinished jobs where this checkout has none (its
+    own would be newer); a job loads one only if its settings and code are the same."""
+    written = 0
+    for rel, text in kept.items():
+        path = root / rel
+        if not path.exists():
+            atomic_write_bytes(path, base64.b64decode(text, validate=True))
+            written += 1
+    return written
+
+
 def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = False) -> Resumed:
     """Put the published run of ``scale`` (kept ``in_progress``, or published) back into
     ``root`` (see the module docstring). Raises ResumeError, before copying anything, for a
@@ -270,5 +302,6 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
         present=[t.relative_to(root).as_posix() for _, t in same],
         records=_write_records(state.get("snakemake_metadata", {}), root),
         benchmarks=_write_benchmarks(state.get("benchmarks", {}), root, now),
+        checkpoints=_write_checkpoints(state.get("checkpoints", {}), root),
         missing_data=missing_data(folder, files, root),
     )
