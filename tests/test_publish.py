@@ -42,7 +42,9 @@ def _fake_run(scale: str = "paper-cpu", eta: float = 0.5) -> None:
     reductions = [{"text": "N = 1,000", "claims": ["c2"]}]
     params = {"reductions": reductions, "stages": ["scm", "normalization"]}
     claims = Run("claims", inputs=[source], params=params)
-    table = pd.DataFrame({"claim_id": ["c1", "c2"], "verdict": ["pass", "not_run"]})
+    table = pd.DataFrame(
+        {"claim_id": ["c1", "c2"], "verdict": ["pass", "not_run"], "measured": [0.25, 0.5]}
+    ).assign(precision=0.01, scale=scale)
     claims.write_csv(table, f"results/{scale}/claims.csv")
     for name, text in (("claims.md", "Claims checked at the **paper-cpu** scale: 1 pass.\n"),):
         Path(f"results/{scale}/{name}").write_text(text)
@@ -224,8 +226,16 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     assert manifest["unfinished_stages"] == {"generalization": 1}
     assert "stages still running (1 of generalization); no claim reads them yet" in section
     assert "Claims checked at the **paper-cpu** scale: 1 pass." in section
-    # README with both sections: stale until `galu readme --update`, then current.
+    assert section.rstrip().endswith("after a quick run, `make reproduce`.)")  # none here
+    # README with both sections: stale until `galu readme --update`, then current; the
+    # published claims beside the quick run's of `--claims` (its claims.csv)
     Path("claims.md").write_text("Claims checked at the **quick** scale: 1 pass.\n")
+    published = pd.read_csv("published/paper-cpu/results/claims.csv")
+    published.assign(scale="quick", verdict="fail").to_csv("claims.csv", index=False)
+    section = paper_section(".", Path("claims.csv"))
+    claim = published["claim_id"].iloc[0]
+    assert f"| `{claim}` |" in section and "| fail | " in section and "| pass | differ |" in section
+    assert f"- `{claim}`: no sentence yet on which scale to believe" in section
     readme = Path("README.md")
     readme.write_text(
         f"# T\n{QUICK_MARKERS[0]}\nClaims checked at the **quick** scale: 1 pass.\n"

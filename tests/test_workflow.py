@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.claims_text import caption_path, summary_line
 from galu.workflow.costfit import read_benchmarks
 from galu.workflow.jobs import workflow_jobs
@@ -53,6 +54,10 @@ def test_outputs_follow_the_contracts_with_sidecars(finished_run):
     for path in FIGURES:
         assert (finished_run / path).stat().st_size > 1000
         assert (finished_run / f"{path}.meta.json").is_file()
+    # the simulations saved their state as they went and cleared it once their tables were
+    # written: a finished run leaves no checkpoint behind (galu.checkpoints)
+    checkpoints = finished_run / CHECKPOINTS
+    assert not checkpoints.exists() or not any(p.is_file() for p in checkpoints.rglob("*"))
     coefficients = pd.read_csv(finished_run / "results/normalization/coefficients.csv")
     relu = coefficients.set_index("activation").loc["relu"]
     assert relu["alpha"] == pytest.approx(0.5, abs=1e-10)

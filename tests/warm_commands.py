@@ -29,7 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from galu.workflow.warm_jobs import SOCKET_ENV, Server, _receive, start_server, submit
+from galu.workflow.warm_jobs import SOCKET_ENV, Server, job_result, start_server, submit
 
 ENABLE_ENV = "GALU_TEST_WARM"
 BIN = Path(sys.executable).parent
@@ -103,7 +103,7 @@ def forked(warm: Server, argv: list[str], cwd: Path, env: dict[str, str], timeou
             raise RuntimeError(f"the suite's warm server ({warm.socket}) went away")
         conn.settimeout(timeout)
         try:
-            result, _ = _receive(conn)
+            result = job_result(conn)
         except TimeoutError:
             os.kill(child, signal.SIGKILL)
             raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None

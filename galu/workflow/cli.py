@@ -248,7 +248,8 @@ def _readme(args: argparse.Namespace) -> int:
     )
     sections = [
         (QUICK_MARKERS, quick, args.claims),
-        (PAPER_MARKERS, paper_section(Path(args.readme).parent), "published/"),
+        # the published runs beside the quick run whose table is the first section
+        (PAPER_MARKERS, _paper_section(args), "published/"),
     ]
     for markers, _, _ in sections:
         if markers[0] not in readme or markers[1] not in readme:
@@ -257,6 +258,16 @@ def _readme(args: argparse.Namespace) -> int:
     for markers, section, source in sections:
         status = max(status, _readme_section(args, markers, section, source))
     return status
+
+
+def _paper_section(args: argparse.Namespace) -> str:
+    """README's paper-level section, beside the quick run of ``--claims`` (its claims.csv)."""
+    from galu.workflow.compare import CompareError
+
+    try:
+        return paper_section(Path(args.readme).parent, Path(args.claims).with_suffix(".csv"))
+    except (CompareError, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def _readme_section(

@@ -42,6 +42,7 @@ from typing import Any
 from galu.atomic import atomic_write_bytes
 from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.commits import made_on, made_on_files
+from galu.workflow.compare import read_run
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
 from galu.workflow.provenance import (
     PUBLISHED,
@@ -52,6 +53,7 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
+from galu.workflow.scale_table import beside_quick_lines, scale_notes
 from galu.workflow.scales import QUICK, OutputRoot, scaled, unscaled
 from galu.workflow.sidecar_shape import shape_problem
 from galu.workflow.snakemake_metadata import read_metadata
@@ -758,8 +760,10 @@ def _figure_lines(folder: Path, files: list[str]) -> list[str]:
     return [line, ""]
 
 
-def _publication_lines(folder: Path) -> list[str]:
-    """One published run: where, when, on what and how long; its reductions; its table."""
+def _publication_lines(folder: Path, quick: Path | None) -> list[str]:
+    """One published run: where, when, on what and how long; its reductions; its table; its
+    claims beside the quick run's (``quick``, its claims.csv; a line saying how to get one
+    when there is none)."""
     manifest = json.loads((folder / MANIFEST).read_text())
     scale = manifest["scale"]
     if "commits" not in manifest:  # published before manifests listed them: the sidecars do
@@ -794,12 +798,22 @@ def _publication_lines(folder: Path) -> list[str]:
             "",
         ]
         lines += [f"- {text}" for text in manifest["reductions"]] + [""]
-    return lines + [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
+    lines += [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
+    if quick is None or not quick.is_file():
+        return lines + [
+            "(Its claims beside the quick scale's: `galu readme --update` after a quick run,"
+            " `make reproduce`.)",
+            "",
+        ]
+    published = read_run(str(folder / "results"))
+    notes = scale_notes(folder.parent.parent, published.scale)
+    return lines + beside_quick_lines(read_run(str(quick)), published, notes)
 
 
-def paper_section(root: str | os.PathLike[str] = ".") -> str:
+def paper_section(root: str | os.PathLike[str] = ".", quick: Path | None = None) -> str:
     """README's "What reproduces at the paper level", generated from ``published/``: each
-    published run with its verdicts, or how to publish one when none is."""
+    published run with its verdicts beside those of the quick run ``quick`` (its claims.csv;
+    :mod:`galu.workflow.scale_table`), or how to publish one when none is."""
     base = Path(root) / PUBLISHED
     folders = (
         sorted(d for d in base.iterdir() if not d.name.startswith(".") and (d / MANIFEST).is_file())
@@ -810,5 +824,5 @@ def paper_section(root: str | os.PathLike[str] = ".") -> str:
         return NO_PUBLICATION
     lines: list[str] = []
     for folder in folders:
-        lines += _publication_lines(folder)
+        lines += _publication_lines(folder, quick)
     return "\n".join(lines)

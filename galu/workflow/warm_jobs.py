@@ -287,7 +287,7 @@ def run_job(script: str, usage_file: str | None = None) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)
-    result, _ = _receive(conn)
+    result = job_result(conn)
     if result is None:
         print("galu: the warm job server stopped during this job", file=sys.stderr)
         return 1
@@ -303,6 +303,14 @@ def submit(conn: socket.socket, argv: list[str], cwd: str, env: dict, fds: list[
     _send(conn, {"script": argv[0], "argv": argv, "cwd": cwd, "env": env}, fds=fds)
     started, _ = _receive(conn)
     return None if started is None else int(started["pid"])
+
+
+def job_result(conn: socket.socket) -> dict | None:
+    """The result of the child :func:`submit` started (``code``: its exit status, or minus the
+    signal that ended it; ``cpu_s``; ``max_rss_kb``), waited for within the connection's
+    timeout (``TimeoutError`` past it); ``None`` when the server went away first."""
+    result, _ = _receive(conn)
+    return result
 
 
 def _connect(path: str, wait: float = 0.0) -> socket.socket | None:

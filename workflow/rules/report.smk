@@ -74,9 +74,12 @@ rule claims:
 rule readme_check:
     input:
         md=rules.claims.output.md,
+        csv=rules.claims.output.csv,
         readme="README.md",
         # the published paper-level runs its second section quotes (galu/workflow/publish.py)
+        # and the notes on where they and the quick scale disagree (scale_table.py)
         published=glob.glob("published/*/publication.json"),
+        notes="workflow/scale-notes.yaml",
     output:
         touch(out("logs/report/readme_current.ok")),
     log:
@@ -89,8 +92,7 @@ rule readme_check:
     resources:
         **job_resources("readme_check"),
     params:
-        # README's first section is the quick scale's verdict: another scale checks only the
-        # paper-level section (against published/).
+        # README's sections are the quick scale's to judge: another scale checks neither.
         scale=SCALE,
     script:
         "../../scripts/report_readme_check.py"
