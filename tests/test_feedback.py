@@ -12,7 +12,7 @@ import zipfile
 import pandas as pd
 
 from galu.memorization.width_search import MinWidthSearch, run_searches
-from galu.progress import log_progress
+from galu.progress import Throttle, log_progress
 from galu.workflow.feedback import (
     heartbeat_interval,
     heartbeat_line,
@@ -113,3 +113,42 @@ def test_run_summary_of_an_unreadable_claims_table_says_so(tmp_path):
     assert "results/claims.csv could not be read" in run_summary(tmp_path)
     (tmp_path / "results/claims.csv").write_text("a,b\n1,2\n")
     assert "could not be read ('verdict')" in run_summary(tmp_path)
+
+
+def test_a_throttle_lets_a_long_loop_write_a_line_a_minute(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("galu.progress.time.monotonic", lambda: clock[0])
+    throttle = Throttle(every_s=60.0)
+    assert not throttle()  # not at once
+    clock[0] += 59.9
+    assert not throttle()
+    clock[0] += 0.1
+    assert throttle() and not throttle()  # a minute after it was made, then not again
+    clock[0] += 60.0
+    assert throttle()
+    assert Throttle(every_s=0.0)()
+
+
+def test_a_long_training_and_a_long_simulation_log_their_progress(caplog, monkeypatch):
+    from galu.ensembles import training
+    from galu.scm import simulation
+
+    # every call of a throttle is due: each step (block) writes its line
+    monkeypatch.setattr(training, "Throttle", lambda: lambda: True)
+    monkeypatch.setattr(simulation, "Throttle", lambda: lambda: True)
+    model = training.nn.Linear(2, 1)
+    x, y = training.torch.randn(8, 2), training.torch.randn(8, 1)
+    with caplog.at_level(logging.INFO, logger="galu.progress"):
+        training.train_ensemble(
+            model, lambda out, target: ((out - target) ** 2).mean().reshape(1), x, y, [0],
+            training.EnsembleSettings(steps=3, lr=0.01, description="mnist relu"),
+        )  # fmt: skip
+        simulation.simulate(1, 1, "erf", 0.5, [[0.1]], [[0.2]], 40, [0.0, 1.0], [1], 5, block=16)
+    assert caplog.messages == [
+        "mnist relu of 1, step 1/3",
+        "mnist relu of 1, step 2/3",
+        "mnist relu of 1, step 3/3",
+        "simulated steps 16/40: alpha 0.4",
+        "simulated steps 32/40: alpha 0.8",
+        "simulated steps 40/40: alpha 1",
+    ]

@@ -12,7 +12,6 @@ import torch
 from galu.checkpoints import Checkpoint
 from galu.scm.odes import CommitteeODE, integrate
 from galu.scm.simulation import (
-    _Progress,
     initial_weights,
     record_steps,
     simulate,
@@ -202,14 +201,3 @@ def test_a_checkpoint_of_another_shape_is_refused(tmp_path: Path) -> None:
         simulate_etas(**kwargs, seeds=[1], checkpoint=_KilledAfter(tmp_path / "sim.pt", 1))
     with pytest.raises(ValueError, match="does not match"):
         simulate_etas(**kwargs, seeds=[1, 2], checkpoint=Checkpoint(tmp_path / "sim.pt", "job"))
-
-
-def test_a_long_simulation_logs_its_progress(caplog: pytest.LogCaptureFixture) -> None:
-    progress = _Progress(total=2000, N=1000, every_s=0.0)
-    with caplog.at_level("INFO", logger="galu.progress"):
-        progress.report(500)
-    assert caplog.messages == ["simulated steps 500/2000: alpha 0.5"]
-    quiet = _Progress(total=2000, N=1000, every_s=60.0)
-    with caplog.at_level("INFO", logger="galu.progress"):
-        quiet.report(600)  # within the minute: nothing
-    assert len(caplog.messages) == 1

@@ -30,6 +30,7 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from galu.ensembles.fused_adam import adam, fusable
+from galu.progress import Throttle, log_progress
 from galu.seeding import derive_seed
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
@@ -454,6 +455,7 @@ def train_ensemble(
     history: list[Tensor] = []
     start = time.perf_counter()
     bar = tqdm(total=settings.steps, disable=not settings.progress, desc=settings.description)
+    report = Throttle()  # a line a minute in a job's log, where no bar is drawn
     for step in range(settings.steps):
         xb, yb = next_batch()
         losses = loss_fn(forward(xb), yb)
@@ -469,6 +471,8 @@ def train_ensemble(
         if settings.record_every and step % settings.record_every == 0:
             history.append(losses.detach())
         bar.update()
+        if report():
+            log_progress(f"{settings.description} of {members}, step", step + 1, settings.steps)
     bar.close()
     final, outputs = _final_losses(model, loss_fn, x, y, counts, keep_outputs)
     # The last update can itself blow a member up: count that as divergence at `steps`.

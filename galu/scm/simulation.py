@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ import torch
 
 from galu.checkpoints import Checkpoint
 from galu.device import torch_threads
-from galu.progress import log_progress
+from galu.progress import Throttle, log_progress
 from galu.scm.odes import generalization_error
 from galu.scm.transfer import check_activation, g, g_prime
 from galu.seeding import derive_seed
@@ -179,7 +178,7 @@ def simulate_etas(
         saved = checkpoint.load() if checkpoint is not None else None
         if saved is not None:
             done, records = _restore(saved, J, gens)
-        progress = _Progress(int(steps[-1]), N)
+        progress = Throttle()
         for target in steps[len(records[0]) :]:  # the recordings a checkpoint holds are done
             while done < target:
                 size = int(min(block, target - done))
@@ -189,7 +188,8 @@ def simulate_etas(
                 rates = [_step_etas(e, done, size, N) if callable(e) else e for e in etas]
                 _sgd_block(J, B, xi, activation, rates)
                 done += size
-                progress.report(done)
+                if progress():
+                    log_progress("simulated steps", done, int(steps[-1]), alpha=done / N)
                 # at a block's end the state is exactly J, the generators and the recordings:
                 # an attempt resumed from here draws and computes what this one would have
                 if checkpoint is not None and checkpoint.due():
@@ -250,19 +250,6 @@ def _restore(
         gen.set_state(state)
     records = [[tuple(t.numpy() for t in rec) for rec in run] for run in saved["records"]]
     return int(saved["done"]), records  # type: ignore[return-value]
-
-
-class _Progress:
-    """A log line with the alpha reached, at most once a minute (the heartbeat repeats it)."""
-
-    def __init__(self, total: int, N: int, every_s: float = 60.0) -> None:
-        self.total, self.N, self.every_s = total, N, every_s
-        self._last = time.monotonic()
-
-    def report(self, done: int) -> None:
-        if time.monotonic() - self._last >= self.every_s:
-            self._last = time.monotonic()
-            log_progress("simulated steps", done, self.total, alpha=done / self.N)
 
 
 def _step_etas(schedule: Callable[[float], float], done: int, size: int, N: int) -> list[float]:
