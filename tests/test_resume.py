@@ -283,6 +283,31 @@ def test_the_checkpoints_of_cut_off_jobs_go_with_a_run_kept_in_progress(
     )
 
 
+def test_a_resumed_run_publishes_again_without_the_file_its_publication_left_out(
+    tmp_path, monkeypatch
+):
+    """A table too large to publish is left out (and listed); a run resumed elsewhere lacks
+    it by design, so the next publication neither refuses the tables made from it nor forgets
+    that it was left out."""
+    import galu.workflow.publish as publishing
+
+    monkeypatch.chdir(tmp_path)
+    big = "results/paper-cpu/normalization/isometry_eigenvalues.csv"
+    Run("normalization_isometry").write_csv(pd.DataFrame({"eig": range(2000)}), big)
+    Run("normalization_isometry", inputs=[big]).write_csv(pd.DataFrame({"ks": [0.1]}), SOURCE)
+    Run("claims", inputs=[SOURCE]).write_csv(pd.DataFrame({"verdict": ["pass"]}), CLAIMS)
+    monkeypatch.setattr(publishing, "MAX_BYTES", 1000)
+    first = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    assert first["left_out"] == ["results/normalization/isometry_eigenvalues.csv"]
+    fresh = tmp_path / "fresh"
+    shutil.copytree("published", fresh / "published")
+    monkeypatch.chdir(fresh)
+    resume("paper-cpu", in_progress=True)
+    assert not Path(big).exists() and Path(SOURCE).is_file()  # made from it
+    manifest = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    assert manifest["left_out"] == first["left_out"] and manifest["files"] == first["files"]
+
+
 @pytest.mark.parametrize(
     ("name", "text", "says"),
     [

@@ -385,10 +385,22 @@ def _sidecar_problem(side: Path) -> str | None:
     return shape_problem(record)
 
 
+def left_out_before(scale: str) -> list[str]:
+    """The files (contract paths) the scale's publications, finished or in progress, left out
+    as too large: `galu resume` cannot put them back, so a resumed run lacks them by design."""
+    names: set[str] = set()
+    for in_progress in (False, True):
+        manifest = Path(publication_folder(scale, in_progress)) / MANIFEST
+        record = _record(manifest) if manifest.is_file() else {}
+        names.update(c for c in record.get("left_out", []) if isinstance(c, str))
+    return sorted(names)
+
+
 def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
     """Refuse, before the last publication is touched, a run whose files their sidecars do
     not vouch for (truncated, edited) or whose tables were made from run files that are gone
-    (a run partly deleted: its verdicts would outlive their evidence)."""
+    (a run partly deleted: its verdicts would outlive their evidence; not a file an earlier
+    publication left out as too large, which a resumed run lacks by design)."""
     malformed = [
         f"{sidecar_path(run / c).as_posix()} {why}"
         for c in files
@@ -407,12 +419,15 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
         )
     records = {(run / c).as_posix(): _record(sidecar_path(run / c)) for c in files}
     root = scaled("results", scale) + "/"
+    excused = {scaled(c, scale) for c in left_out_before(scale)}
     gone = sorted(
         {
             item["path"]
             for record in records.values()
             for item in record.get("inputs", [])
-            if item["path"].startswith(root) and not Path(item["path"]).is_file()
+            if item["path"].startswith(root)
+            and not Path(item["path"]).is_file()
+            and item["path"] not in excused
         }
     )
     if gone:
@@ -482,6 +497,8 @@ def publish(
     staging = _sibling(target, STAGING)
     try:
         copied, left_out = _copy_run(run, files, staging)
+        # still left out: what an earlier publication left out and this resumed run lacks
+        left_out += [c for c in left_out_before(scale) if not (run / c).is_file()]
         record = _record(sidecar_path(claims)) if claims.is_file() else {}
         manifest = {
             "scale": scale,
