@@ -396,11 +396,11 @@ def left_out_before(scale: str) -> list[str]:
     return sorted(names)
 
 
-def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
+def _check_run(run: OutputRoot, files: list[str], scale: str, left_out: list[str]) -> None:
     """Refuse, before the last publication is touched, a run whose files their sidecars do
     not vouch for (truncated, edited) or whose tables were made from run files that are gone
     (a run partly deleted: its verdicts would outlive their evidence; not a file an earlier
-    publication left out as too large, which a resumed run lacks by design)."""
+    publication left out as too large, ``left_out``, which a resumed run lacks by design)."""
     malformed = [
         f"{sidecar_path(run / c).as_posix()} {why}"
         for c in files
@@ -419,7 +419,7 @@ def _check_run(run: OutputRoot, files: list[str], scale: str) -> None:
         )
     records = {(run / c).as_posix(): _record(sidecar_path(run / c)) for c in files}
     root = scaled("results", scale) + "/"
-    excused = {scaled(c, scale) for c in left_out_before(scale)}
+    excused = {scaled(c, scale) for c in left_out}
     gone = sorted(
         {
             item["path"]
@@ -486,7 +486,8 @@ def publish(
     if unsealed:
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
-    _check_run(run, files, scale)
+    earlier = left_out_before(scale)  # read once: the check and the manifest use it
+    _check_run(run, files, scale, earlier)
     checkout = git_state()
     made = _made_on(run, files, checkout, allow_dirty)
     checkout_dirty = bool(checkout.get("dirty"))
@@ -498,7 +499,7 @@ def publish(
     try:
         copied, left_out = _copy_run(run, files, staging)
         # still left out: what an earlier publication left out and this resumed run lacks
-        left_out += [c for c in left_out_before(scale) if not (run / c).is_file()]
+        left_out += [c for c in earlier if not (run / c).is_file()]
         record = _record(sidecar_path(claims)) if claims.is_file() else {}
         manifest = {
             "scale": scale,

@@ -24,7 +24,7 @@ def scale_notes(root: str | Path, scale: str) -> dict[str, str]:
     """The notes of ``scale`` in :data:`SCALE_NOTES`: claim -> sentence ({} without any)."""
     path = Path(root) / SCALE_NOTES
     notes = (load_yaml(path) if path.is_file() else None) or {}
-    chosen = notes.get(scale) or {} if isinstance(notes, dict) else None
+    chosen = (notes.get(scale) or {}) if isinstance(notes, dict) else None
     if not isinstance(chosen, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in chosen.items()
     ):
