@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
+from galu.workflow.config import load_yaml
 from galu.workflow.costfit import (
+    GPU_MEASUREMENTS,
     MEASUREMENTS,
     REFERENCE_MACHINE,
     fit_constants,
+    gpu_speedups,
     measured_jobs,
     misses,
     ratios,
@@ -79,6 +84,48 @@ def test_the_stored_constants_are_the_fit_of_the_stored_measurements(measured, m
     for rule, constants in model.rules.items():
         assert refit.rules[rule] == constants, rule
     assert refit.machines == model.machines
+    assert gpu_speedups(REPO, model) == model.gpu_speedups
+
+
+def test_gpu_times_reproduce_the_gpu_measurements(model):
+    """Each job timed on a GPU (workflow/costs/gpu.yaml) is predicted within the check's
+    factor, from its rule's one measured speed-up (the two deep-MLP depths, 10 and 100, span
+    the paper's range); a GPU rule never timed there keeps the assumed speed-up."""
+    entries = load_yaml(REPO / GPU_MEASUREMENTS)["jobs"]
+    assert (
+        {e["rule"] for e in entries}
+        == set(model.gpu_speedups)
+        == {"normalization_train", "scm_simulation"}
+    )
+    for entry in entries:
+        config = run_config(REPO, entry["configfiles"])
+        wildcards = {k: str(v) for k, v in entry["wildcards"].items()}
+        job = next(j for j in workflow_jobs(config) if j.rule == entry["rule"]
+                   and j.wildcards == wildcards)  # fmt: skip
+        p = model.predict(job, config, gpus=True)
+        assert p.gpu and p.gpu_measured
+        work = p.seconds - model.constants(job.rule).base_s
+        assert 1 / 1.5 < work / entry["seconds"] < 1.5, (job.label, work, entry["seconds"])
+        # the same job on the CPU, or with device: cpu, is not divided at all
+        assert model.predict(job, config, gpus=False).seconds > 10 * p.seconds
+        cpu = model.predict(job, {**config, "device": "cpu"}, gpus=True)
+        assert not cpu.gpu and not cpu.gpu_measured
+    config = run_config(REPO, ["config/paper.yaml"])
+    images = next(j for j in workflow_jobs(config) if j.rule == "generalization_images")
+    p, c = model.predict(images, config), model.constants("generalization_images")
+    assert p.gpu and not p.gpu_measured
+    on_cpu = model.predict(images, config, gpus=False).seconds
+    assert (on_cpu - c.base_s) / (p.seconds - c.base_s) == pytest.approx(model.gpu_speedup)
+
+
+def test_a_gpu_measurement_of_no_job_is_named(tmp_path, model):
+    for folder in ("config", "workflow"):  # what run_config reads
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    entry = {"rule": "scm_simulation", "configfiles": ["config/paper.yaml"],
+             "wildcards": {"scm_setting": "relu_k9m9"}, "seconds": 1}  # fmt: skip
+    (tmp_path / GPU_MEASUREMENTS).write_text(yaml.safe_dump({"jobs": [entry]}))
+    with pytest.raises(ValueError, match="no job of rule 'scm_simulation' with wildcards"):
+        gpu_speedups(tmp_path, model)
 
 
 def test_the_paper_cpu_jobs_are_predicted_for_their_own_machine(measured, model):
@@ -236,7 +283,11 @@ def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
         set(re.findall(r"^ERROR (?:\d+ )?(\w+)", paper.stdout, re.M))
     )
     assert "e+0" not in paper.stdout and "host GB" in paper.stdout
-    assert "GPU times are uncalibrated" in paper.stdout
+    # measured GPU speed-ups for the deep MLPs and simulations, the assumed one elsewhere
+    rows = {line.split()[1]: line.split() for line in paper.stdout.splitlines() if " GPU" in line}
+    assert rows["normalization_train"][5] == "GPU" and rows["scm_simulation"][5] == "GPU"
+    assert rows["generalization_images"][5] == "GPU*"
+    assert "* GPU times uncalibrated" in paper.stdout
     bad_args = (["--cores", "0"], ["--configfile", "config/nope.yaml"], ["--config", "x"],
                 ["--speed", "0"], ["--speed", "inf"], ["--mem-gb", "nan"], ["--mem-gb", "-1"],
                 ["--mem-gb", "inf"])  # fmt: skip

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from galu.declarations import Job, Sizes
+from galu.workflow.config import load_yaml
 from galu.workflow.costs import CostModel, Prediction, job_sizes
 from galu.workflow.jobs import workflow_jobs
 from galu.workflow.runconfig import run_config
@@ -50,10 +51,11 @@ MIN_SECONDS = 0.1
 # the job itself (a Python interpreter alone holds more). Such rows neither fit the
 # constants nor count in the check.
 SAMPLED_MIN_MB = 10.0
-# The assumed GPU speed-up over one CPU core: no GPU measurement is stored yet (see
-# galu.workflow.costs). A placeholder for an honest "unknown", kept in the constants file so that a
-# measured value replaces it there.
+# The assumed GPU speed-up over one CPU core, for GPU rules without a GPU measurement
+# (:data:`GPU_MEASUREMENTS`): a placeholder for an honest "unknown", which `galu plan` marks.
 ASSUMED_GPU_SPEEDUP = 20.0
+# Jobs timed on a GPU: each rule's measured speed-up (:func:`gpu_speedups`).
+GPU_MEASUREMENTS = "workflow/costs/gpu.yaml"
 # The machine whose core-seconds the constants predict; its speed factor is 1 by definition.
 REFERENCE_MACHINE = "2-core VM"
 
@@ -236,6 +238,27 @@ def _fit_rules(measured: Sequence[Measured], speeds: Mapping[str, float]) -> dic
     default = {"base_s": _round(max(c["base_s"] for c in rules.values())),
                "base_mb": _round(startup_mb * 4)}  # fmt: skip
     return {"gpu_speedup": ASSUMED_GPU_SPEEDUP, "default": default, "rules": rules}
+
+
+def gpu_speedups(root: str | Path, model: CostModel) -> dict[str, float]:
+    """Each rule's measured GPU speed-up over the reference CPU core: the median, over the
+    rule's jobs in :data:`GPU_MEASUREMENTS`, of the work seconds ``model`` predicts on the
+    CPU (its start-up ``base_s`` taken off) over the seconds measured on the GPU."""
+    entries = load_yaml(Path(root) / GPU_MEASUREMENTS)["jobs"]
+    by_rule: dict[str, list[float]] = defaultdict(list)
+    for entry in entries:
+        config = run_config(root, entry["configfiles"])
+        rule = entry["rule"]
+        wildcards = {key: str(value) for key, value in entry["wildcards"].items()}
+        jobs = [j for j in workflow_jobs(config) if j.rule == rule and j.wildcards == wildcards]
+        if not jobs:
+            raise ValueError(
+                f"{GPU_MEASUREMENTS}: no job of rule {rule!r} with wildcards {wildcards} in"
+                f" {' + '.join(entry['configfiles'])}: correct the entry or remove it"
+            )
+        work_s = model.cpu_seconds(rule, job_sizes(rule, config, wildcards))
+        by_rule[rule].append((work_s - model.constants(rule).base_s) / float(entry["seconds"]))
+    return {rule: _round(float(np.median(r))) for rule, r in sorted(by_rule.items())}
 
 
 def _round(x: float) -> float:

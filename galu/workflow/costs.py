@@ -18,9 +18,11 @@ rules' here, each stage's in its ``galu/<paper>/costs.py`` (named by its declara
 
 Times are for one CPU core (every training rule runs with ``threads: 1``) of the reference
 machine the constants were fitted for; other measured machines' speed factors are stored
-beside them (:mod:`galu.workflow.costfit`), and ``galu plan --speed`` scales a plan by one. GPU
-rules have no stored GPU measurement: their GPU time is the CPU prediction divided by the assumed
-``gpu_speedup`` of the constants file, and ``galu plan`` flags it as uncalibrated.
+beside them (:mod:`galu.workflow.costfit`), and ``galu plan --speed`` scales a plan by one. A GPU
+rule's GPU time is its CPU prediction's work (the time beyond its start-up ``base_s``) divided
+by the rule's speed-up measured on a GPU (``gpu_speedups`` of the constants file, fitted from
+``workflow/costs/gpu.yaml``), or, for a rule never timed on a GPU, by the assumed
+``gpu_speedup``, which ``galu plan`` flags as uncalibrated.
 """
 
 from __future__ import annotations
@@ -83,13 +85,15 @@ class RuleConstants:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A job's predicted cost: ``seconds`` on one CPU core (GPU rules: on the GPU, from the
-    assumed speed-up), peak resident memory in MB, and whether it runs on a GPU."""
+    """A job's predicted cost: ``seconds`` on one CPU core (GPU rules: on the GPU), peak
+    resident memory in MB, whether it runs on a GPU, and whether that GPU time comes from a
+    measured speed-up (``gpu_measured``) rather than the assumed one."""
 
     job: Job
     seconds: float
     mem_mb: float
     gpu: bool
+    gpu_measured: bool = False
 
 
 class CostModel:
@@ -97,6 +101,8 @@ class CostModel:
 
     def __init__(self, constants: Mapping[str, Any]):
         self.gpu_speedup = float(constants["gpu_speedup"])
+        # rule -> speed-up measured on a GPU (workflow/costs/gpu.yaml)
+        self.gpu_speedups = {k: float(v) for k, v in constants.get("gpu_speedups", {}).items()}
         self.default = RuleConstants(**constants["default"])
         self.rules = {name: RuleConstants(**c) for name, c in constants["rules"].items()}
         # speed factor of each measured machine relative to the one the constants are for
@@ -126,9 +132,12 @@ class CostModel:
         c = self.constants(job.rule)
         seconds = self.cpu_seconds(job.rule, sizes)
         gpu = sizes.gpu and gpus and config.get("device") != "cpu"
+        measured = gpu and job.rule in self.gpu_speedups
         if gpu:
-            seconds = c.base_s + (seconds - c.base_s) / self.gpu_speedup
-        return Prediction(job, seconds, c.base_mb + c.mem_rate * sizes.bytes / 1e6, gpu)
+            speedup = self.gpu_speedups.get(job.rule, self.gpu_speedup)
+            seconds = c.base_s + (seconds - c.base_s) / speedup
+        mem_mb = c.base_mb + c.mem_rate * sizes.bytes / 1e6
+        return Prediction(job, seconds, mem_mb, gpu, measured)
 
 
 # Requests: a job gets twice its predicted time (plus 5 minutes) and 1.5 times its predicted

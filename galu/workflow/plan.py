@@ -172,7 +172,7 @@ def table(plan: Plan) -> list[str]:
     for stage, rule in order:
         ps = by_rule[(stage, rule)]
         total = sum(p.seconds for p in ps)
-        device = "GPU*" if any(p.gpu for p in ps) else "CPU"
+        device = _device(ps)
         longest = max(p.seconds for p in ps)
         peak = max(p.mem_mb for p in ps) / 1000
         lines.append(
@@ -191,12 +191,20 @@ def table(plan: Plan) -> list[str]:
         f"wall time on {plan.cores} core(s) and {plan.gpus} GPU(s): at least"
         f" {_duration(plan.wall_hours() * 3600)} (longest job first on the first free core)"
     )
-    if gpu:
+    if any(p.gpu and not p.gpu_measured for p in plan.predictions):
         lines.append(
-            "* GPU times are uncalibrated: no GPU run is stored, so they are the CPU"
-            " predictions divided by an assumed speed-up (workflow/costs/constants.yaml)"
+            "* GPU times uncalibrated: no such job was timed on a GPU, so they are the CPU"
+            " predictions divided by an assumed speed-up (workflow/costs/constants.yaml); the"
+            " other GPU rules' speed-ups were measured (workflow/costs/gpu.yaml)"
         )
     return lines
+
+
+def _device(predictions: list[Prediction]) -> str:
+    """Where a rule's jobs run: CPU, GPU (speed-up measured) or GPU* (assumed)."""
+    if not any(p.gpu for p in predictions):
+        return "CPU"
+    return "GPU" if all(p.gpu_measured for p in predictions if p.gpu) else "GPU*"
 
 
 def job_request(

@@ -20,8 +20,10 @@ import yaml
 
 from galu.workflow.costfit import (
     COLUMNS,
+    GPU_MEASUREMENTS,
     MEASUREMENTS,
     fit_constants,
+    gpu_speedups,
     measured_jobs,
     measurement_rows,
     misses,
@@ -34,8 +36,9 @@ from galu.workflow.provenance import atomic_write_bytes
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = """\
 # Constants of the cost model (galu/workflow/costs.py), fitted by workflow/costs/fit.py from
-# workflow/costs/measurements.tsv; refit, do not edit. gpu_speedup is an assumption, not a
-# measurement: no GPU run is stored yet (replace it with a measured ratio).
+# workflow/costs/measurements.tsv (gpu_speedups from workflow/costs/gpu.yaml); refit, do not
+# edit. gpu_speedup is an assumption, not a measurement: the GPU rules without a GPU
+# measurement use it.
 """
 
 
@@ -61,6 +64,7 @@ def main() -> None:
         atomic_write_bytes(path, table.to_csv(sep="\t", index=False).encode())
     measured = measured_jobs(ROOT, table)
     constants = fit_constants(measured)
+    constants["gpu_speedups"] = gpu_speedups(ROOT, CostModel(constants))
     text = HEADER + yaml.safe_dump(constants, sort_keys=False)
     atomic_write_bytes(ROOT / CONSTANTS, text.encode())
     result = ratios(CostModel(constants), measured)
@@ -75,6 +79,8 @@ def main() -> None:
         )
     for machine, speed in constants["machines"].items():
         print(f"machine {machine!r}: speed factor {speed:g}")
+    for rule, speedup in constants["gpu_speedups"].items():
+        print(f"{rule}: measured GPU speed-up {speedup:g} ({GPU_MEASUREMENTS})")
 
 
 if __name__ == "__main__":
