@@ -58,11 +58,19 @@ def repo_files() -> list[str]:
 SITE_FILES = ("config/local.yaml",)
 
 
+# A run kept in progress (`galu publish --in-progress`) is read only by `galu resume
+# --in-progress` in a checkout that continues it, never by a test's copy; it is most of the
+# repository's bytes (checkpoints, spectra), which every copy would write and `git add` would
+# hash again. test_publish.py audits it in place, once.
+NOT_COPIED = "published/in-progress/"
+
+
 def copy_repo(dest: Path) -> Path:
-    """Copy the working tree (as a clone would see it, plus the site settings) into ``dest``
-    and commit it there."""
+    """Copy the working tree (as a clone would see it, plus the site settings, less
+    :data:`NOT_COPIED`) into ``dest`` and commit it there."""
     site = [f for f in SITE_FILES if (REPO / f).is_file()]
-    for rel in [*repo_files(), *site]:
+    files = [f for f in repo_files() if not f.startswith(NOT_COPIED)]
+    for rel in [*files, *site]:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target)

@@ -25,7 +25,7 @@ from galu.workflow.costfit import (
 )
 from galu.workflow.costs import CONSTANTS, CostModel
 from galu.workflow.jobs import workflow_jobs
-from galu.workflow.plan import cost_preflight, job_request, make_plan, problems
+from galu.workflow.plan import cost_preflight, job_request, make_plan, paper_gpu_text, problems
 from galu.workflow.runconfig import run_config
 
 from conftest import REPO, run, tool
@@ -355,3 +355,19 @@ def test_benchmarks_are_read_from_the_runs_own_scale(tmp_path):
         "scm/trajectories": 3.0,
         "scm/stability": 4.0,
     }
+
+
+def test_the_paper_gpu_sentence_sums_the_plan(model):
+    """README's paper-level section states what the paper's own settings need on one GPU:
+    the plan's GPU total, per stage, a star on each stage with a job of assumed speed-up."""
+    text = paper_gpu_text(REPO)
+    plan = make_plan(run_config(REPO, ["config/paper.yaml"]), model, cores=2, gpus=1)
+    gpu = [p for p in plan.predictions if p.gpu]
+    hours = sum(p.seconds for p in gpu) / 3600
+    assert f"plans {hours:.1f} h of one GPU (" in text
+    for stage in ("memorization", "generalization", "scm", "normalization"):
+        ps = [p for p in gpu if p.job.stage == stage]
+        starred = re.search(rf"\b{stage} [\d.]+ (?:h|min|s)(\*?)[,)]", text).group(1) == "*"
+        assert starred == (not all(p.gpu_measured for p in ps)), stage
+    share = sum(p.seconds for p in gpu if p.gpu_measured) / sum(p.seconds for p in gpu)
+    assert 0.5 < share < 1 and f"{share:.0%} of the GPU time from speed-ups measured" in text

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.workflow.audit import audit_tree
+from galu.workflow.audit import audit_tree, count_outputs
 from galu.workflow.cli import main
 from galu.workflow.jobs import stage_of
 from galu.workflow.provenance import Run, sealed_sidecar, sha256_file, sidecar_path
@@ -28,6 +28,20 @@ from galu.workflow.publish import (
     unfinished_stages,
 )
 from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
+
+from conftest import NOT_COPIED, REPO
+
+
+def test_the_repository_publications_pass_the_audit_in_place():
+    """What the repository publishes (``published/``: the paper-level run, and a run kept in
+    progress when there is one) is consistent with its sidecars, read where it lies: the test
+    copies of the repository leave the run in progress out (``conftest.NOT_COPIED``), so the
+    audits of their own folders no longer see it."""
+    published = REPO / "published"
+    assert count_outputs(REPO, ["published"]) > 100
+    in_progress = sorted((published / NOT_COPIED.split("/", 1)[1]).glob("*/"))
+    assert all(count_outputs(REPO, [str(p.relative_to(REPO))]) > 0 for p in in_progress)
+    assert audit_tree(REPO, ["published"]) == []
 
 
 def _fake_run(scale: str = "paper-cpu", eta: float = 0.5) -> None:

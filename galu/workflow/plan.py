@@ -15,11 +15,13 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from galu.declarations import Job
-from galu.workflow.costs import CostModel, Prediction, mem_request, runtime_request
+from galu.workflow.costs import CONSTANTS, CostModel, Prediction, mem_request, runtime_request
 from galu.workflow.jobs import STAGE_ORDER, runtime_override, workflow_jobs
+from galu.workflow.runconfig import run_config
 
 # Set to 1 to start a run the pre-flight would refuse (a prediction you know to be wrong).
 SKIP_ENV = "GALU_SKIP_COST_CHECK"
@@ -261,3 +263,33 @@ def memory_gb(value: str | float, where: str) -> float:
 
 def format_problems(errors: Sequence[str], warnings: Sequence[str]) -> list[str]:
     return [f"ERROR {e}" for e in errors] + [f"WARNING {w}" for w in warnings]
+
+
+# The paper's own settings, planned on one GPU for the README's paper-level section: what a
+# reduced paper-level run leaves to a GPU.
+PAPER_CONFIGFILES = ("config/paper.yaml",)
+
+
+def paper_gpu_text(root: str | os.PathLike[str]) -> str:
+    """One sentence: the GPU time ``config/paper.yaml`` needs per stage on one GPU, each
+    marked ``*`` where part of it rests on the assumed speed-up (:mod:`galu.workflow.costs`)."""
+    config = run_config(root, list(PAPER_CONFIGFILES))
+    plan = make_plan(config, CostModel.load(Path(root) / CONSTANTS), cores=2, gpus=1)
+    gpu = [p for p in plan.predictions if p.gpu]
+    stages = [s for s in STAGE_ORDER if any(p.job.stage == s for p in gpu)]
+    parts = []
+    for stage in stages:
+        ps = [p for p in gpu if p.job.stage == stage]
+        mark = "" if all(p.gpu_measured for p in ps) else "*"
+        parts.append(f"{stage} {_duration(sum(p.seconds for p in ps))}{mark}")
+    measured = sum(p.seconds for p in gpu if p.gpu_measured)
+    total = sum(p.seconds for p in gpu)
+    cpu = sum(p.seconds for p in plan.predictions if not p.gpu)
+    return (
+        "At the paper's own settings (`config/paper.yaml`, every reduction undone) the"
+        f" workflow needs a GPU: `galu plan --configfile {' '.join(PAPER_CONFIGFILES)} --gpus 1`"
+        f" plans {_duration(total)} of one GPU ({', '.join(parts)}) and {_duration(cpu)} of"
+        f" CPU; {measured / total:.0%} of the GPU time from speed-ups measured on one H200"
+        " (the deep-MLP trainings and the SCM simulations, lower bounds: workflow/costs/gpu.yaml),"
+        " the rest (*) from an assumed speed-up."
+    )

@@ -43,7 +43,9 @@ from galu.atomic import atomic_write_bytes
 from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.commits import made_on, made_on_files
 from galu.workflow.compare import read_run
+from galu.workflow.costs import CONSTANTS
 from galu.workflow.jobs import EXPERIMENT_STAGES, STAGE_ORDER, stage_of
+from galu.workflow.plan import PAPER_CONFIGFILES, paper_gpu_text
 from galu.workflow.provenance import (
     PUBLISHED,
     SIDECAR_SUFFIX,
@@ -816,6 +818,10 @@ def _publication_lines(folder: Path, quick: Path | None) -> list[str]:
             "",
         ]
         lines += [f"- {text}" for text in manifest["reductions"]] + [""]
+        root = folder.parent.parent
+        # a checkout (not a test's bare folder): the paper's configuration and the cost model
+        if all((root / f).is_file() for f in (*PAPER_CONFIGFILES, CONSTANTS)):
+            lines += [paper_gpu_text(root), ""]
     lines += [(folder / "results/claims.md").read_text().rstrip("\n"), ""]
     if quick is None or not quick.is_file():
         return lines + [

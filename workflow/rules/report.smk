@@ -80,6 +80,10 @@ rule readme_check:
         # and the notes on where they and the quick scale disagree (scale_table.py)
         published=glob.glob("published/*/publication.json"),
         notes="workflow/scale-notes.yaml",
+        # what the paper's own settings need on a GPU, which that section states
+        # (galu.workflow.plan.paper_gpu_text): the cost model's constants and the paper's config
+        costs="workflow/costs/constants.yaml",
+        paper_config="config/paper.yaml",
     output:
         touch(out("logs/report/readme_current.ok")),
     log:
