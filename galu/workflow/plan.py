@@ -280,16 +280,17 @@ def paper_gpu_text(root: str | os.PathLike[str]) -> str:
     parts = []
     for stage in stages:
         ps = [p for p in gpu if p.job.stage == stage]
-        mark = "" if all(p.gpu_measured for p in ps) else "*"
+        mark = "*" if _device(ps) == "GPU*" else ""
         parts.append(f"{stage} {_duration(sum(p.seconds for p in ps))}{mark}")
     measured = sum(p.seconds for p in gpu if p.gpu_measured)
     total = sum(p.seconds for p in gpu)
     cpu = sum(p.seconds for p in plan.predictions if not p.gpu)
+    rules = ", ".join(sorted({f"`{p.job.rule}`" for p in gpu if p.gpu_measured}))
     return (
         "At the paper's own settings (`config/paper.yaml`, every reduction undone) the"
         f" workflow needs a GPU: `galu plan --configfile {' '.join(PAPER_CONFIGFILES)} --gpus 1`"
         f" plans {_duration(total)} of one GPU ({', '.join(parts)}) and {_duration(cpu)} of"
-        f" CPU; {measured / total:.0%} of the GPU time from speed-ups measured on one H200"
-        " (the deep-MLP trainings and the SCM simulations, lower bounds: workflow/costs/gpu.yaml),"
-        " the rest (*) from an assumed speed-up."
+        f" CPU; {measured / total:.0%} of the GPU time from speed-ups measured on a GPU"
+        f" ({rules}; lower bounds: workflow/costs/gpu.yaml), the rest (*) from an assumed"
+        " speed-up."
     )
