@@ -1,0 +1,123 @@
+"""CI as it would run on a slower machine: `CI=true bash .ci/run` from a fresh clone, with the
+CPU throttled until `benchmarks/ensemble.py` gives the slower machine's figure.
+
+Issue #34's bar is 15 minutes on the slower CI machine (figure about 15k member-iterations/s
+at 2 threads). On a faster machine this emulates it: a cgroup CPU quota (root, cgroup v1 `cpu`
+or v2 `cpu.max`) of ``cpus x target / measured`` cores, checked by measuring the figure again
+inside it, then the whole CI run inside the same cgroup, timed.
+
+    sudo python3 benchmarks/throttled_ci.py                   # target 15,500; clone of HEAD
+    sudo python3 benchmarks/throttled_ci.py --target 15500 --workdir /tmp/slow-ci
+
+It slows every process of the run alike (CPU only: not the disk, not memory latency per
+cycle), so a suite whose time does not scale with the figure (waits, I/O) does better here
+than under a plain division. The quota caps the run; it reserves nothing: stop other work
+first (a background run in another cgroup takes what the quota leaves). Prints the figures,
+the quota and the run's wall time; the run's output goes to ``<workdir>/ci.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NAME = "galu-throttled-ci"
+PERIOD_US = 100_000
+
+
+def cgroup_dir() -> tuple[Path, str]:
+    """A new cgroup with a CPU quota file, and the kind ("v1" or "v2")."""
+    v1 = Path("/sys/fs/cgroup/cpu")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        return v1 / NAME, "v1"
+    v2 = Path("/sys/fs/cgroup")
+    if "cpu" in (v2 / "cgroup.controllers").read_text().split():
+        return v2 / NAME, "v2"
+    sys.exit("no cgroup CPU controller here: need cgroup v1 `cpu` or v2 with `cpu` enabled")
+
+
+def set_quota(group: Path, kind: str, cores: float) -> None:
+    group.mkdir(exist_ok=True)
+    quota = int(cores * PERIOD_US)
+    if kind == "v1":
+        (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(quota))
+    else:
+        (group / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+
+
+def release(group: Path) -> None:
+    """Move what the run left running (e.g. the test cluster's daemons) back to the root
+    group, unthrottled, and remove the cgroup."""
+    for pid in (group / "cgroup.procs").read_text().split():
+        try:
+            (group.parent / "cgroup.procs").write_text(pid)
+        except OSError:  # exited meanwhile
+            pass
+    group.rmdir()
+
+
+def inside(group: Path | None, cmd: str) -> list[str]:
+    """``cmd`` (a shell command) run in ``group`` (its children inherit it)."""
+    enter = f"echo $$ > {group / 'cgroup.procs'}; " if group else ""
+    return ["bash", "-c", enter + cmd]
+
+
+def figure(python: Path, group: Path | None) -> float:
+    """The ensemble path's member-iterations/s (benchmarks/ensemble.py, 2 threads)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "figure.json"
+        cmd = f"{python} {REPO / 'benchmarks/ensemble.py'} --json {out} > /dev/null"
+        subprocess.run(inside(group, cmd), check=True, cwd=REPO)
+        return json.loads(out.read_text())["member_iterations_per_s"]["ensemble"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", type=float, default=15_500, help="figure to emulate")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/galu-throttled-ci"))
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root: it creates a cgroup")
+    python = REPO / ".venv/bin/python"
+    if not python.exists():
+        sys.exit(f"{python} missing: run `make setup` in {REPO} first (for benchmarks/ensemble.py)")
+    group, kind = cgroup_dir()
+    cpus = len(os.sched_getaffinity(0))
+    full = figure(python, None)
+    cores = min(cpus, cpus * args.target / full)
+    set_quota(group, kind, cores)
+    throttled = figure(python, group)
+    print(f"figure: {full:,.0f} unthrottled, {throttled:,.0f} at a quota of {cores:.3f} of {cpus}")
+    print(f"        cores (target {args.target:,.0f}; {throttled / args.target:.2f}x the target)")
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    clone = args.workdir / "main"
+    subprocess.run(["rm", "-rf", str(clone)], check=True)
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    shared = REPO.parent / "shared"  # .ci/run looks for ../shared/datasets beside the clone
+    if shared.is_dir() and not (args.workdir / "shared").exists():
+        (args.workdir / "shared").symlink_to(shared)
+    log = args.workdir / "ci.log"
+    start = time.monotonic()
+    with open(log, "w") as out:
+        done = subprocess.run(
+            inside(group, "CI=true bash .ci/run"), cwd=clone, stdout=out, stderr=subprocess.STDOUT
+        )
+    wall = time.monotonic() - start
+    tail = [line for line in log.read_text().splitlines() if " passed" in line][-1:]
+    print(f"CI=true bash .ci/run: exit {done.returncode}, {wall / 60:.1f} min wall; {log}")
+    print("        " + (tail[0].strip("= ") if tail else "no pytest summary line"))
+    release(group)
+    sys.exit(done.returncode)
+
+
+if __name__ == "__main__":
+    main()
