@@ -9,11 +9,12 @@ or v2 `cpu.max`), then the whole CI run inside the same cgroup, timed.
     sudo python3 benchmarks/throttled_ci.py --target 15500 --workdir /tmp/slow-ci
 
 The quota starts at ``cpus x target / measured`` and is corrected from the figure measured
-inside it (at most four times) until that is within 5 % of the target. It slows every process of the run alike (CPU only: not the disk, not memory latency per
-cycle), so a suite whose time does not scale with the figure (waits, I/O) does better here
-than under a plain division. The quota caps the run; it reserves nothing: stop other work
-first (a background run in another cgroup takes what the quota leaves). Prints the figures,
-the quota and the run's wall time; the run's output goes to ``<workdir>/ci.log``.
+inside it (at most four times) until that is within 5 % of the target. It slows every
+process of the run alike (CPU only: not the disk, not memory latency per cycle), so a suite
+whose time does not scale with the figure (waits, I/O) does better here than under a plain
+division. The quota caps the run; it reserves nothing: stop other work first (a background
+run in another cgroup takes what the quota leaves). Prints the figures, the quota and the
+run's wall time; the run's output goes to ``<workdir>/ci.log``.
 """
 
 from __future__ import annotations
