@@ -411,6 +411,15 @@ def test_a_claim_a_reduction_touches_is_indicative_with_its_value_and_the_reduct
     assert "- N = 1,000 (paper: 10,000): `d`, `e`." in text
     caption = caption_verdicts(table.reset_index(), "figures/x.png")
     assert "**indicative** ``d``" in caption and "so not judged" in caption
+    # a reduced claim whose table lacks what it reads (a model the run does not train) is
+    # not_run, and its reason is the reduction, not only the missing name
+    gone = {**BASE, "id": "g", "expression": "absent", "reduce": "mean", "expected": 0.0}
+    row = evaluate(parse_claims([gone], "quick"), tree, "quick", reduced={"g": "no z"}).iloc[0]
+    assert row.verdict == "not_run"
+    assert (
+        row.reason
+        == "this run does not make what the claim reads (name 'absent' is not defined): no z"
+    )
 
 
 def test_a_finding_value_whose_column_is_missing_is_named_not_a_crash(tree):

@@ -475,7 +475,13 @@ def evaluate(
                 missing = None
             except (KeyError, NameError) as error:  # a model or column this run did not make
                 value, missing = None, error
-            if missing is not None:
+            if missing is not None and claim.claim_id in reduced:
+                # Not made because the run reduced it: the reduction is the reason to give.
+                row["reason"] = (
+                    f"this run does not make what the claim reads ({missing}):"
+                    f" {reduced[claim.claim_id].strip()}"
+                )
+            elif missing is not None:
                 row["reason"] = (
                     f"{claim.source} of this configuration lacks what the claim reads ({missing})"
                 )
