@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -42,9 +43,13 @@ def cgroup_dir() -> tuple[Path, str]:
     if (v1 / "cpu.cfs_quota_us").exists():
         return v1 / NAME, "v1"
     v2 = Path("/sys/fs/cgroup")
-    if "cpu" in (v2 / "cgroup.controllers").read_text().split():
+    enabled = v2 / "cgroup.subtree_control"  # the controllers the root's children get
+    if enabled.exists() and "cpu" in enabled.read_text().split():
         return v2 / NAME, "v2"
-    sys.exit("no cgroup CPU controller here: need cgroup v1 `cpu` or v2 with `cpu` enabled")
+    sys.exit(
+        "no cgroup CPU controller for a new group here: need cgroup v1 `cpu`, or v2 with `cpu`"
+        " in /sys/fs/cgroup/cgroup.subtree_control (echo +cpu > that file)"
+    )
 
 
 def set_quota(group: Path, kind: str, cores: float) -> None:
@@ -70,7 +75,7 @@ def release(group: Path) -> None:
 
 def inside(group: Path | None, cmd: str) -> list[str]:
     """``cmd`` (a shell command) run in ``group`` (its children inherit it)."""
-    enter = f"echo $$ > {group / 'cgroup.procs'}; " if group else ""
+    enter = f"echo $$ > {shlex.quote(str(group / 'cgroup.procs'))}; " if group else ""
     return ["bash", "-c", enter + cmd]
 
 
@@ -79,7 +84,9 @@ def figure(python: Path, group: Path | None) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "figure.json"
         # Five repeats (median): under a quota single repeats vary more than unthrottled.
-        cmd = f"{python} {REPO / 'benchmarks/ensemble.py'} --repeats 5 --json {out} > /dev/null"
+        script = REPO / "benchmarks/ensemble.py"
+        cmd = " ".join(shlex.quote(str(a)) for a in (python, script, "--repeats", 5, "--json", out))
+        cmd += " > /dev/null"
         subprocess.run(inside(group, cmd), check=True, cwd=REPO)
         return json.loads(out.read_text())["member_iterations_per_s"]["ensemble"]
 
