@@ -644,6 +644,10 @@ def test_publication_json_says_which_commits_and_whether_anything_was_uncommitte
     assert (manifest["commit"], manifest["commits"], manifest["dirty"]) == (
         None, {a: 2, b: 1}, False
     )  # fmt: skip
+    assert commits_text(manifest) == (
+        f"made on 2 commits, `{a[:12]}` (2 files), `{b[:12]}` (1 files); published from a"
+        f" clean checkout of `{b[:12]}`"
+    )
     # outside git: neither the files' state nor the checkout's is known, and it says so
     monkeypatch.setattr(provenance, "git_state", lambda: {"commit": None, "dirty": None})
     monkeypatch.setattr(publish_module, "git_state", lambda: {"commit": None, "dirty": None})

@@ -763,6 +763,10 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
         )
     elif "dirty" in checkout and checkout["dirty"] is None:
         text += "; published from outside a git checkout (its state is not known)"
+    elif checkout.get("commit") and set(commits) != {checkout["commit"]}:
+        # a run made over several sittings: the commit whose code the files were checked
+        # against when published (``galu audit --strict`` at that commit)
+        text += f"; published from a clean checkout of `{checkout['commit'][:12]}`"
     return text
 
 
