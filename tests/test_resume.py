@@ -284,7 +284,7 @@ def test_the_checkpoints_of_cut_off_jobs_go_with_a_run_kept_in_progress(
 
 
 def test_a_resumed_run_publishes_again_without_the_file_its_publication_left_out(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, capsys
 ):
     """A table too large to publish is left out (and listed); a run resumed elsewhere lacks
     it by design, so the next publication neither refuses the tables made from it nor forgets
@@ -302,8 +302,17 @@ def test_a_resumed_run_publishes_again_without_the_file_its_publication_left_out
     fresh = tmp_path / "fresh"
     shutil.copytree("published", fresh / "published")
     monkeypatch.chdir(fresh)
-    resume("paper-cpu", in_progress=True)
+    done = resume("paper-cpu", in_progress=True)
     assert not Path(big).exists() and Path(SOURCE).is_file()  # made from it
+    assert done.left_out == ["results/normalization/isometry_eigenvalues.csv"]
+    capsys.readouterr()
+    Path("config").mkdir()
+    Path("config/config.yaml").write_text("scale: quick\n")
+    assert main(["resume", "--scale", "paper-cpu", "--in-progress"]) == 0  # names it too
+    assert (
+        "Left out of the publication as too large:"
+        " results/normalization/isometry_eigenvalues.csv;" in capsys.readouterr().out
+    )
     manifest = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
     assert manifest["left_out"] == first["left_out"] and manifest["files"] == first["files"]
 

@@ -409,6 +409,11 @@ def _resume(args: argparse.Namespace) -> int:
             f"NOTE the run was made from {', '.join(done.missing_data)}, missing here: prepare"
             " them (`galu data prepare <dataset>`) and resume again, or their jobs rerun."
         )
+    if done.left_out:
+        print(
+            f"Left out of the publication as too large: {', '.join(done.left_out)}; a job"
+            " that needs one reruns its job and what reads it (`snakemake -n` names them)."
+        )
     folder = publication_folder(args.scale, args.in_progress)
     stale, _ = published_problems(args.root, [folder])
     if stale:

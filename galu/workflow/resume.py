@@ -70,8 +70,9 @@ class ResumeError(Exception):
 class Resumed:
     """What :func:`resume` did: files put back, files already there with the same bytes,
     Snakemake records written, benchmark tables written, checkpoints of unfinished jobs
-    written, and the dataset arrays the run was
-    made from that this checkout lacks (:func:`missing_data`)."""
+    written, the dataset arrays the run was made from that this checkout lacks
+    (:func:`missing_data`), and the run's files its publication left out as too large (not
+    put back: a job that needs one reruns the job that makes it)."""
 
     restored: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
@@ -79,6 +80,7 @@ class Resumed:
     benchmarks: int = 0
     checkpoints: int = 0
     missing_data: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
 
 def _published(scale: str, root: Path, in_progress: bool) -> tuple[Path, dict[str, Any]]:
@@ -304,4 +306,5 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
         benchmarks=_write_benchmarks(state.get("benchmarks", {}), root, now),
         checkpoints=_write_checkpoints(state.get("checkpoints", {}), root),
         missing_data=missing_data(folder, files, root),
+        left_out=[c for c in manifest.get("left_out", []) if isinstance(c, str)],
     )
