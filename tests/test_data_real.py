@@ -7,7 +7,9 @@ archives and a reconstructed CIFAR-10) and installs Debian's
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,8 @@ from galu.workflow.data.prepare import load_processed, prepare
 from galu.workflow.data.registry import get_dataset
 from galu.workflow.data.settings import DataSettings
 from galu.workflow.data.substitutes import parse_substitutes
+
+from conftest import REPO
 
 # The pin of the shared folder's CIFAR-10 reconstruction (its README); CI's config overlay
 # opts in with the same entry.
@@ -119,3 +123,28 @@ def test_real_cifar10_converts_through_the_substitute_opt_in(tmp_path: Path) -> 
     # Published per-channel training means (R, G, B).
     means = arrays["x_train"].reshape(-1, 3).mean(axis=0) / 255
     np.testing.assert_allclose(means, [0.4914, 0.4822, 0.4465], atol=2e-4)
+
+
+def test_galu_data_prepare_records_the_code_of_the_rules_that_do_the_same(tmp_path, monkeypatch):
+    """`galu data prepare` writes what the download and prepare rules write, with their code
+    closures in the sidecars, so `galu audit --strict` judges its outputs like a job's (and
+    finds none lacking a code record)."""
+    from galu.workflow.cli import main
+    from galu.workflow.closure import CodeScanner
+
+    _require("mnist")
+    for folder in ("galu", "scripts", "config", "workflow/schemas"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    (tmp_path / "config/local.yaml").unlink(missing_ok=True)
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "prepare", "mnist"]) == 0
+    scanner = CodeScanner(REPO)
+    for output, script in [
+        ("data/raw/mnist/sources.json", "scripts/data_download.py"),
+        ("data/processed/mnist.npz", "scripts/data_prepare.py"),
+    ]:
+        code = json.loads(Path(f"{output}.meta.json").read_text())["code"]
+        assert (code["script"], code["sha256"]) == (script, scanner.closure(script).sha256)
+    inputs = json.loads(Path("data/processed/mnist.npz.meta.json").read_text())["inputs"]
+    assert [i["path"] for i in inputs] == ["data/raw/mnist/sources.json"]
+    assert main(["audit", "--strict", "--folders", "data/raw", "data/processed"]) == 0

@@ -313,6 +313,13 @@ def test_a_resumed_run_publishes_again_without_the_file_its_publication_left_out
         "Left out of the publication as too large:"
         " results/normalization/isometry_eigenvalues.csv;" in capsys.readouterr().out
     )
+    # the audit checks what was put back, the output made from the missing file included,
+    # and names that file without calling it a problem (it is missing by design)
+    assert main(["audit", "--folders", "results"]) == 0  # (the fake run records no commit)
+    assert (
+        "NOTE 1 output(s) were made from a file their run's publication left out as too large,"
+        f" which this checkout lacks (e.g. {SOURCE} ({big}))" in capsys.readouterr().out
+    )
     manifest = publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
     assert manifest["left_out"] == first["left_out"] and manifest["files"] == first["files"]
 

@@ -25,7 +25,7 @@ import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from galu.workflow.closure import Closure, CodeScanner, changed_files
@@ -33,12 +33,14 @@ from galu.workflow.equivalence import LEDGER, Equivalence, Ledger
 from galu.workflow.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
 from galu.workflow.publish import (
     described_path,
+    left_out_before,
     leftover_of,
     leftover_problem,
     publication_of,
     publication_scale,
     published_copy,
 )
+from galu.workflow.scales import SCALED_FOLDERS, unscaled
 from galu.workflow.sidecar_shape import shape_problem
 from galu.workflow.vouch import elsewhere_problem
 
@@ -215,12 +217,36 @@ def check_output(root: Path, path: Path, scanner: CodeScanner | None = None) -> 
             continue  # an input of a published run that was not published (data, runs/)
         source = root / where
         if not source.is_file():
-            yield f"input {where} is missing"
+            if not left_out_input(root, where):  # (that one: a note, left_out_inputs)
+                yield f"input {where} is missing"
         elif sha256_file(source) != item["sha256"]:
             yield f"input {where} changed since this output was made"
     stale = None if publication_scale(rel) else code_problem(root, record, scanner)
     if stale:
         yield stale
+
+
+def left_out_input(root: Path, path: str) -> bool:
+    """Whether ``path`` (relative to ``root``) is a file of a run that its scale's publication
+    left out as too large: a run put back by `galu resume` lacks it by design, and its job
+    (with what reads it) reruns; the outputs made from it are still checked byte for byte."""
+    parts = PurePosixPath(path).parts
+    if len(parts) < 3 or parts[0] not in SCALED_FOLDERS:
+        return False
+    return unscaled(path, parts[1]) in left_out_before(parts[1], root)
+
+
+def left_out_inputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
+    """Outputs made from a file that this checkout lacks because their run's publication left
+    it out as too large (:func:`left_out_input`), each as ``output (input)``."""
+    root = Path(root)
+    return [
+        f"{rel} ({item['path']})"
+        for rel, record in _records(root, folders)
+        if publication_of(rel) is None
+        for item in record.get("inputs", [])
+        if not (root / item["path"]).is_file() and left_out_input(root, item["path"])
+    ]
 
 
 def input_location(root: Path, output: str, recorded: str) -> str | None:

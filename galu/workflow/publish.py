@@ -387,12 +387,13 @@ def _sidecar_problem(side: Path) -> str | None:
     return shape_problem(record)
 
 
-def left_out_before(scale: str) -> list[str]:
-    """The files (contract paths) the scale's publications, finished or in progress, left out
-    as too large: `galu resume` cannot put them back, so a resumed run lacks them by design."""
+def left_out_before(scale: str, root: str | os.PathLike[str] = ".") -> list[str]:
+    """The files (contract paths) the scale's publications in checkout ``root``, finished or
+    in progress, left out as too large: `galu resume` cannot put them back, so a resumed run
+    lacks them by design."""
     names: set[str] = set()
     for in_progress in (False, True):
-        manifest = Path(publication_folder(scale, in_progress)) / MANIFEST
+        manifest = Path(root) / publication_folder(scale, in_progress) / MANIFEST
         record = _record(manifest) if manifest.is_file() else {}
         names.update(c for c in record.get("left_out", []) if isinstance(c, str))
     return sorted(names)
