@@ -238,15 +238,18 @@ def left_out_input(root: Path, path: str) -> bool:
 
 def left_out_inputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOLDERS) -> list[str]:
     """Outputs made from a file that this checkout lacks because their run's publication left
-    it out as too large (:func:`left_out_input`), each as ``output (input)``."""
+    it out as too large (:func:`left_out_input`), each as ``output (input, ...)``."""
     root = Path(root)
-    return [
-        f"{rel} ({item['path']})"
-        for rel, record in _records(root, folders)
-        if publication_of(rel) is None
-        for item in record.get("inputs", [])
-        if not (root / item["path"]).is_file() and left_out_input(root, item["path"])
-    ]
+    found = []
+    for rel, record in _records(root, folders):
+        lacking = [
+            item["path"]
+            for item in record.get("inputs", [])
+            if not (root / item["path"]).is_file() and left_out_input(root, item["path"])
+        ]
+        if lacking and publication_of(rel) is None:
+            found.append(f"{rel} ({', '.join(lacking)})")
+    return found
 
 
 def input_location(root: Path, output: str, recorded: str) -> str | None:
