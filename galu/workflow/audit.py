@@ -242,12 +242,14 @@ def left_out_inputs(root: str | Path = ".", folders: Iterable[str] = DEFAULT_FOL
     root = Path(root)
     found = []
     for rel, record in _records(root, folders):
+        if publication_of(rel) is not None:
+            continue  # a published copy's inputs are its publication's (input_location)
         lacking = [
             item["path"]
             for item in record.get("inputs", [])
             if not (root / item["path"]).is_file() and left_out_input(root, item["path"])
         ]
-        if lacking and publication_of(rel) is None:
+        if lacking:
             found.append(f"{rel} ({', '.join(lacking)})")
     return found
 
