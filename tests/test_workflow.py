@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.claims_text import caption_path, summary_line
@@ -21,7 +22,7 @@ from galu.workflow.jobs import workflow_jobs
 from galu.workflow.runconfig import run_config
 from galu.workflow.tables import CONTRACTS_DIR, contracts, table_problems
 
-from conftest import REPO, run, tool
+from conftest import REPO, copy_of_run, run, tool
 
 pytestmark = pytest.mark.slow
 
@@ -316,3 +317,29 @@ def test_explain_a_claim_of_the_run_rows_verdict_and_chain_with_values(finished_
 def test_lint_passes():
     lint = run([tool("snakemake"), "--lint"], REPO)
     assert "Congratulations" in lint.stdout + lint.stderr
+
+
+def test_hostile_text_in_a_claim_and_the_config_reaches_the_report_as_text(finished_run, tmp_path):
+    """A claim statement and a configured reduction that close the caption's raw block and
+    call Python, plus LaTeX braces and HTML: the run and its report build succeed, nothing
+    runs, and the report shows the text (tests/test_report_text.py covers each context)."""
+    root = copy_of_run(finished_run, tmp_path / "run")
+    marker = tmp_path / "ran"
+    call = f"cycler.__init__.__globals__.os.system('touch {marker}')"
+    payload = f"{{% endraw %}}{{{{ {call} }}}}{{% raw %}} {{{{F F^T}}}} <script>x</script>"
+    claims_file = root / "workflow/claims.yaml"
+    entries = yaml.safe_load(claims_file.read_text())
+    entries[0]["statement"] = payload
+    claims_file.write_text(yaml.safe_dump(entries, sort_keys=False))
+    overlay = root / "hostile.yaml"
+    overlay.write_text(yaml.safe_dump({"reductions": [{"text": payload, "claims": []}]}))
+    run([tool("snakemake"), "--cores", "2", "--configfile", "hostile.yaml"], root)
+    assert not marker.exists()
+    with zipfile.ZipFile(root / "results/report.zip") as archive:
+        archive.extractall(tmp_path / "report")
+    report = "".join(p.read_text(errors="replace") for p in (tmp_path / "report").rglob("*.*ml"))
+    report += "".join(p.read_text(errors="replace") for p in (tmp_path / "report").rglob("*.js"))
+    assert call in report.replace("\\'", "'").replace("&#x27;", "'").replace("&#39;", "'")
+    assert "F F^T" in report
+    page = (root / "results/claims.html").read_text()
+    assert "&lt;script&gt;x&lt;/script&gt;" in page and "<script>x" not in page

@@ -70,6 +70,8 @@ COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
 # A claim's paper: one the stages declare (galu/<paper>/stage.py).
 PAPERS = papers()
+NAME = r"[A-Za-z][A-Za-z0-9_]*"
+PATH = r"[A-Za-z0-9_][A-Za-z0-9_./-]*"
 REQUIRED = ("id", "paper", "statement", "figure", "source", "expression", "reduce", "expected")
 MEASUREMENT = ("where", "pivot", "expression", "reduce", "x")
 
@@ -126,6 +128,18 @@ class Claim:
     paper_says: str = ""
 
     def __post_init__(self) -> None:
+        # An id and a path are set in literal text (``...``) of the report, where nothing can
+        # be escaped: they are names, never prose.
+        for key, value, pattern in (
+            ("id", self.claim_id, NAME),
+            ("figure", self.figure, PATH),
+            ("source", self.source, PATH),
+        ):
+            if not re.fullmatch(pattern, value):
+                raise ValueError(
+                    f"claim {self.claim_id!r}: {key} {value!r} must match {pattern}"
+                    " (letters, digits and _ for an id; and . / - for a path)"
+                )
         bad = {
             "paper": (self.paper, PAPERS),
             "reduce": (self.reduce, REDUCTIONS),

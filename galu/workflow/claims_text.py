@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from galu.workflow.precision import format_measured
-from galu.workflow.rst import rst_escape
+from galu.workflow.rst import jinja_raw, rst_escape
 
 
 def _number(value: float) -> str:
@@ -239,7 +239,7 @@ def caption_verdicts(table: pd.DataFrame, figure: str) -> str:
             f"**Claims this figure tests, checked at the {scale} scale** "
             "(all claims: ``results/claims.csv``):\n\n" + "\n".join(items)
         )
-    return f"\n{{% raw %}}\n\n{body}\n\n{{% endraw %}}\n"
+    return "\n" + jinja_raw(f"\n\n{body}\n\n") + "\n"
 
 
 def reductions_lines(scale: str, reductions: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -264,4 +264,4 @@ def caption_reductions(scale: str, reductions: Iterable[Mapping[str, Any]]) -> s
     if not lines:
         return ""
     body = "\n".join(lines)
-    return f"\n{{% raw %}}\n\n{body}\n{{% endraw %}}\n"
+    return "\n" + jinja_raw(f"\n\n{body}\n") + "\n"

@@ -53,6 +53,7 @@ from galu.workflow.readme_sections import (
     readme_differences,
     readme_with_section,
 )
+from galu.workflow.terminal import SafeStream, terminal_text
 
 if TYPE_CHECKING:  # the data stage is imported only by `galu data`
     from galu.workflow.data import DataSettings
@@ -846,18 +847,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:
+        # Snakemake's own output is its own; galu's commands print what files say: as data.
         command, call = "run", lambda: _run(argv[1:])
     else:
         args = build_parser().parse_args(argv)
         command, call = args.command, lambda: args.func(args)
     try:
-        return call()
+        with contextlib.redirect_stdout(SafeStream(sys.stdout)):
+            return call()
     except (UsageError, ConfigError) as error:
-        print(f"galu {command}: {error}", file=sys.stderr)
+        print(terminal_text(f"galu {command}: {error}"), file=sys.stderr)
     except OSError as error:  # a wrong place: a read-only folder, a full disk, a missing file
         if os.environ.get("GALU_TRACEBACK"):
             raise
-        print(f"galu {command}: {os_error_text(error)}", file=sys.stderr)
+        print(terminal_text(f"galu {command}: {os_error_text(error)}"), file=sys.stderr)
     return 2
 
 

@@ -34,8 +34,9 @@ from galu.workflow.claims_text import (
     verdict_counts,
     verdict_notes,
 )
-from galu.workflow.rst import rst_escape
+from galu.workflow.rst import jinja_raw, rst_escape, strip_raw
 from galu.workflow.scales import OutputRoot, output_root
+from galu.workflow.terminal import terminal_text
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
@@ -152,7 +153,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     linked = set(figures)
     scale = table["scale"].iloc[0] if len(table) else "?"
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
-    lines = ["{% raw %}", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
+    lines = ["", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
     lines += [f".. role:: {role}" for role in ROLES.values()] + [""]
     lines += [".. raw:: html", "", f"   {PAGE_CSS}", ""]
     lines += [
@@ -186,7 +187,7 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
         lines += [f"- ``{r.claim_id}``: {rst_escape(r.reason)}." for r in skipped.itertuples()]
         lines.append("")
     lines += _heading("Provenance of this run") + _provenance(provenance) + ["", ""]
-    return "\n".join(lines) + "{% endraw %}\n"
+    return jinja_raw("\n".join(lines)) + "\n"
 
 
 def landing_html(rst: str, links: Mapping[str, str] = {}) -> str:
@@ -200,7 +201,7 @@ def landing_html(rst: str, links: Mapping[str, str] = {}) -> str:
         name = match.group(1)
         return f"`{name} <{by_name[name]}>`__" if name in by_name else name
 
-    text = rst.replace("{% raw %}", "").replace("{% endraw %}", "")
+    text = strip_raw(rst)
     text = re.sub(r"`([^`<]+)`_(?!_)", link, text)
     return publish_parts(text, writer="html")["whole"]
 
@@ -230,6 +231,13 @@ def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:
 
 
 def run_summary(
+    root: str | os.PathLike[str] | OutputRoot = ".", report: str = "results/report.zip"
+) -> str:
+    """:func:`_summary_text` for a terminal (control characters from the table escaped)."""
+    return terminal_text(_summary_text(root, report))
+
+
+def _summary_text(
     root: str | os.PathLike[str] | OutputRoot = ".", report: str = "results/report.zip"
 ) -> str:
     """The lines printed when a run ends: verdict counts, failed claims, report and table.

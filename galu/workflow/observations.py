@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from galu.workflow.rst import rst_escape
+from galu.workflow.rst import jinja_raw, rst_escape
 from galu.workflow.scales import OutputRoot, output_root
 from galu.workflow.stages import sentence_modules
 
@@ -70,7 +70,5 @@ def observations_rst(figure: str, root: str | Path | OutputRoot = ".") -> str:
     sources = ", ".join(f"``{s}``" for s in OBSERVATIONS[figure][0])
     module = OBSERVATIONS[figure][1].__module__.replace(".", "/") + ".py"
     body = "\n".join(f"- {rst_escape(line)}" for line in lines)
-    return (
-        f"\n{{% raw %}}\n\n**What the data show** (computed from {sources} by "
-        f"``{module}``):\n\n{body}\n\n{{% endraw %}}\n"
-    )
+    heading = f"**What the data show** (computed from {sources} by ``{module}``):"
+    return "\n" + jinja_raw(f"\n\n{heading}\n\n{body}\n\n") + "\n"
