@@ -43,7 +43,7 @@ setup: $(STAMP)
 reproduce: $(STAMP)
 	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 	$(MAKE) --no-print-directory audit
-	$(if $(CONFIG),,-$(RUN) galu run --cores 1 readme_check)
+	$(if $(CONFIG),,-$(RUN) galu run readme_check --cores 1 --forcerun readme_check)
 
 report: $(STAMP)
 	$(RUN) galu run --cores $(CORES) $(CONFIG_ARGS) --report $$($(BIN)/python -m galu.workflow.scales $(CONFIG))

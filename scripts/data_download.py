@@ -4,8 +4,10 @@ import logging
 import sys
 from pathlib import Path
 
-from galu.workflow.data import DataError, DataSettings, fetch
-from galu.workflow.provenance import Run
+from galu.workflow.data.errors import DataError
+from galu.workflow.data.fetch import fetch
+from galu.workflow.data.settings import DataSettings
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 # params.settings holds the keys that decide the bytes; the site settings (mirrors, timeouts)

@@ -4,9 +4,10 @@ import logging
 import sys
 from pathlib import Path
 
-from galu.workflow.data import DataError, prepare
+from galu.workflow.data.errors import DataError
+from galu.workflow.data.prepare import prepare
 from galu.workflow.data.substitutes import parse_substitutes
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 npz = Path(snakemake.output.npz)

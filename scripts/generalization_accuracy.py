@@ -3,7 +3,7 @@
 import pandas as pd
 
 from galu.generalization.accuracy import accuracy_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 table = accuracy_table([pd.read_csv(path) for path in snakemake.input])

@@ -7,8 +7,8 @@ import torch
 
 from galu.generalization.experiments import ImageSettings, image_accuracy, image_experiment
 from galu.seeding import seeds_in
-from galu.workflow.data import load_processed
-from galu.workflow.provenance import Run
+from galu.workflow.data.prepare import load_processed
+from galu.workflow.output import Run
 
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params

@@ -5,7 +5,7 @@ import logging
 import torch
 
 from galu.generalization.experiments import synthetic_experiment
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 torch.set_num_threads(snakemake.threads)
 params = snakemake.params

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 table = pd.concat([pd.read_csv(path) for path in snakemake.input], ignore_index=True)

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from galu.memorization.search_parts import stack_parts
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 table = stack_parts([pd.read_csv(path) for path in snakemake.input])

@@ -4,7 +4,7 @@ trainability criterion)."""
 import pandas as pd
 
 from galu.normalization.ablation import ablation_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 curves = pd.concat(map(pd.read_csv, snakemake.input.curves), ignore_index=True)

@@ -4,7 +4,7 @@ import json
 
 from galu.atomic import atomic_write_bytes
 from galu.normalization.coefficients import coefficients_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 settings = snakemake.params.settings

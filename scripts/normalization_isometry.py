@@ -1,7 +1,7 @@
 """Spectra of (1/n) f(Z) f(Z)^T against Marchenko-Pastur -> isometry.csv (+ eigenvalues)."""
 
 from galu.normalization.isometry import isometry_tables
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 params = snakemake.params

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from galu.normalization.trainability import JACOBIAN_COLUMNS, SPECTRA_COLUMNS
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 for paths, columns, output in (

@@ -9,7 +9,7 @@ from galu.normalization.trainability import (
     max_trainable_depth,
     run_outcomes,
 )
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 fraction = snakemake.params.loss_fraction

@@ -10,11 +10,12 @@ from galu.atomic import atomic_write_bytes
 from galu.workflow.claims import evaluate, parse_claims, reduced_claims
 from galu.workflow.claims_text import caption_reductions, caption_verdicts, markdown_table
 from galu.workflow.commits import made_on_files
-from galu.workflow.config import load_yaml
 from galu.workflow.landing import landing_html, landing_page, verdict_metrics
 from galu.workflow.observations import observations_rst
-from galu.workflow.provenance import Run, git_state, versions
+from galu.workflow.output import Run
+from galu.workflow.provenance import git_state, versions
 from galu.workflow.scales import OutputRoot, judged_as
+from galu.yaml_files import load_yaml
 
 # This scale's outputs: the claims and figures name contract paths (galu/workflow/scales.py).
 scale = snakemake.params.scale

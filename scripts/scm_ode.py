@@ -3,7 +3,7 @@
 import logging
 
 from galu.scm.experiments import ode_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 name = snakemake.wildcards.scm_setting

@@ -8,7 +8,7 @@ import torch
 from galu.scm.schedules import schedule_experiment
 from galu.seeding import run_seeds
 from galu.workflow.job_checkpoints import job_checkpoint
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)

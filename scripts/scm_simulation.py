@@ -7,7 +7,7 @@ import torch
 from galu.scm.experiments import simulation_table
 from galu.seeding import seeds_in
 from galu.workflow.job_checkpoints import job_checkpoint
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 params = snakemake.params
 torch.set_num_threads(snakemake.threads)

@@ -5,7 +5,7 @@ import logging
 import numpy as np
 
 from galu.scm.experiments import stability_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 settings = snakemake.params.stability

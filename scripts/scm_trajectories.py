@@ -3,7 +3,7 @@
 import pandas as pd
 
 from galu.scm.experiments import combine
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 table = combine([pd.read_csv(path) for path in snakemake.input])

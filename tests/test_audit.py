@@ -9,7 +9,8 @@ import pytest
 
 from galu.workflow.audit import audit_tree
 from galu.workflow.cli import main
-from galu.workflow.provenance import Run, sealed_sidecar
+from galu.workflow.output import Run
+from galu.workflow.provenance import sealed_sidecar
 
 
 def test_clean_tree_passes(tmp_path, monkeypatch, capsys):

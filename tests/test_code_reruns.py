@@ -22,7 +22,8 @@ import yaml
 from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
 
 from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
-from galu.workflow.provenance import SIDECAR_SUFFIX, Run
+from galu.workflow.output import Run
+from galu.workflow.provenance import SIDECAR_SUFFIX
 from galu.workflow.sitekeys import gpu_may_be_present
 
 from conftest import run, tool
@@ -127,10 +128,13 @@ EDITS = {
     # imports it
     "galu/memorization/width_search.py": (code_edit, {**MEM_ALL, "claims": 1}),
     "galu/generalization/tasks.py": (code_edit, {**GEN_SYNTHETIC, "claims": 1}),
-    "galu/workflow/data/convert.py": (
-        code_edit,
-        {"download": 1, "prepare": 1, **NORM_CIFAR, "claims": 1},
-    ),
+    # the conversion makes the processed arrays (the download's archives are pinned by
+    # their checksums: its code is not in the download's closure)
+    "galu/workflow/data/convert.py": (code_edit, {"prepare": 1, **NORM_CIFAR, "claims": 1}),
+    # machinery: provenance records, the audit, the pre-flight are in no job's closure
+    "galu/workflow/provenance.py": (code_edit, {}),
+    "galu/workflow/preflight.py": (code_edit, {}),
+    "galu/workflow/data/fetch.py": (code_edit, {}),
     "galu/workflow/claims.py": (code_edit, {"claims": 1}),
     # the shared ensemble trainer: memorization and generalization training, not the plots
     "galu/ensembles/training.py": (code_edit, {**MEM_ALL, **GEN_SYNTHETIC, "claims": 1}),

@@ -33,7 +33,7 @@ from galu.workflow.data.convert import (
 )
 from galu.workflow.data.errors import DataError, FormatError, UnsafeArchiveError
 from galu.workflow.data.prepare import array_record, load_processed, prepare, write_npz
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 
 def _write(folder: Path, blobs: dict[str, bytes]) -> dict[str, Path]:

@@ -270,3 +270,40 @@ def test_the_command_says_what_it_recorded_or_what_differs(toy: Path, capsys):
     out = capsys.readouterr().out
     assert "recorded scripts/b.py: 1 output(s) byte-identical at tiny" in out
     assert "commit workflow/code-equivalence.yaml" in out
+
+
+def test_each_tree_runs_its_own_code_whatever_pythonpath_or_the_install_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A job of an exported tree (a script run from elsewhere, as Snakemake runs it) imports
+    the tree's galu, not this checkout's (the editable install) nor one on PYTHONPATH; and
+    the tree's closures are those its own scanner makes."""
+    import shutil
+    import subprocess
+    import sys
+
+    from galu.workflow.equivalence_check import own_code_env, tree_closures
+
+    from conftest import REPO
+
+    tree = tmp_path / "tree"
+    for folder in ("galu", "scripts"):
+        shutil.copytree(REPO / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    # The tree's scanner puts its whole machinery in every closure (the rule before RESULT_CODE).
+    closure = tree / "galu/workflow/closure.py"
+    closure.write_text(
+        closure.read_text().replace('MACHINERY = "galu/workflow/"', 'MACHINERY = "-"')
+    )
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "galu").mkdir(parents=True)
+    (elsewhere / "galu/__init__.py").write_text("raise ImportError('the wrong galu')\n")
+    monkeypatch.setenv("PYTHONPATH", str(elsewhere))
+    job = tmp_path / "job.py"
+    job.write_text("import galu, sys; sys.stdout.write(galu.__file__)")
+    proc = subprocess.run(
+        [sys.executable, str(job)], cwd=tmp_path, env=own_code_env(tree), capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    assert proc.stdout == str(tree / "galu/__init__.py")
+    files = tree_closures(tree)["scripts/scm_ode.py"][1]
+    assert "galu/workflow/provenance.py" in files  # the tree's rule, not this process's

@@ -9,7 +9,7 @@ import yaml
 
 from galu.workflow.cli import main
 from galu.workflow.lineage import Node, explain
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 from conftest import REPO
 

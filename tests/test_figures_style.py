@@ -27,7 +27,7 @@ from galu.plotting import (
     mark_zero_bars,
     use_style,
 )
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 REPO = Path(__file__).resolve().parents[1]
 ACTIVATIONS = ["relu", "tilted_relu", "abs", "tanh"]

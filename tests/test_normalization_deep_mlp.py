@@ -15,7 +15,7 @@ from galu.normalization.modules import TILTED_RELU_SCALE, reference_activation
 from galu.normalization.quadrature import gaussian_expectation
 from galu.normalization.training import TrainSettings, train
 from galu.workflow.cifar_job import start_cifar_job
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # see conftest
 

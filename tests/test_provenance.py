@@ -9,7 +9,8 @@ import pytest
 
 from galu.atomic import atomic_path
 from galu.seeding import seeds_in
-from galu.workflow.provenance import Run, git_state, sha256_file, sha256_json, sidecar_path
+from galu.workflow.output import Run
+from galu.workflow.provenance import git_state, sha256_file, sha256_json, sidecar_path
 
 from conftest import REPO
 

@@ -13,7 +13,8 @@ import pytest
 from galu.workflow.audit import audit_tree, count_outputs
 from galu.workflow.cli import main
 from galu.workflow.jobs import stage_of
-from galu.workflow.provenance import Run, sealed_sidecar, sha256_file, sidecar_path
+from galu.workflow.output import Run
+from galu.workflow.provenance import sealed_sidecar, sha256_file, sidecar_path
 from galu.workflow.publish import (
     PAPER_MARKERS,
     PublishError,

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from galu.workflow.audit import audit_tree
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from test_reliability_support import incomplete, kill_group, smk, start, tiny_re
 
 from galu.atomic import atomic_write_bytes
 from galu.workflow.lastgood import SNAPSHOT, PutBack, Snapshot, put_back, restore_missing, snapshot
-from galu.workflow.provenance import Run, sealed_sidecar, sha256_file
+from galu.workflow.output import Run
+from galu.workflow.provenance import sealed_sidecar, sha256_file
 
 CSV = "results/normalization/coefficients.csv"
 TARGETS = [CSV, "figures/normalization/activations.png"]

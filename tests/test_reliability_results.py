@@ -15,8 +15,9 @@ import pytest
 
 import galu.workflow.preflight
 from galu.atomic import atomic_write_bytes
+from galu.workflow.output import Run
 from galu.workflow.preflight import CHECKED_CACHE, announce, blocked, preflight
-from galu.workflow.provenance import Run, sealed_sidecar, sha256_file
+from galu.workflow.provenance import sealed_sidecar, sha256_file
 
 TABLE = "results/s/table.csv"
 FIGURE = "figures/s/plot.png"

@@ -24,7 +24,7 @@ from galu.normalization.trainability import (
     run_outcomes,
 )
 from galu.workflow.config import load_yaml
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 from galu.workflow.tables import (
     CONTRACTS_DIR,
     TableContractError,

@@ -88,7 +88,7 @@ SENTENCES = {"figures/toy/sums.png": (("results/toy/sums.csv",), describe)}
     "scripts/toy_sums.py": '''"""Partial sums -> results/toy/sums.csv."""
 
 from galu.toy.sums import sum_table
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 run.write_csv(sum_table(snakemake.params.n), snakemake.output.csv)

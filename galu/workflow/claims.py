@@ -66,6 +66,9 @@ from galu.workflow.provenance import is_substitute
 from galu.workflow.scales import OutputRoot, judged_as, output_root
 from galu.workflow.stages import papers
 
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = "the verdict table: which rows a claim reads, its measured value, its verdict"
+
 COMPARISONS = ("within", "at_most", "at_least")
 REDUCTIONS = ("mean", "median", "max", "min", "count", "fraction", "first_x", "last_x")
 # A claim's paper: one the stages declare (galu/<paper>/stage.py).

@@ -37,7 +37,7 @@ from galu.workflow.audit import (
     substitutes,
     uncoded,
 )
-from galu.workflow.equivalence import LEDGER
+from galu.workflow.equivalence import LEDGER, closure_record
 from galu.workflow.lineage import explain, summary_lines
 from galu.workflow.provenance import git_state
 from galu.workflow.publish import (
@@ -548,11 +548,7 @@ def _rule_code(script: str) -> dict | None:
     closure = current_closure(code_scanner(root), {"script": script})
     if isinstance(closure, str):
         return None
-    record = closure.record()
-    canonical = ledger_of(root).canonical(closure.sha256)
-    if canonical != closure.sha256:  # recorded as number-neutral to an earlier closure
-        record["canonical"] = canonical
-    return record
+    return closure_record(closure, ledger_of(root))
 
 
 def _plan(args: argparse.Namespace) -> int:

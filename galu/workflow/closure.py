@@ -16,6 +16,15 @@ finds that *closure* statically, by parsing the imports with :mod:`ast` (no code
   ``"styles/galu.mplstyle"``). Files outside the packages (``workflow/claims.yaml``,
   the caption templates) are rule inputs and tracked as such.
 
+The machinery (``galu/workflow/``: provenance records, audit, pre-flight, publishing, the
+command line, ...) decides what runs and what is recorded, never a result's bytes, so it is
+outside every closure by construction: the scanner does not enter a module under
+:data:`MACHINERY` unless the module declares, at its top level, ``RESULT_CODE = "<why>"``:
+the small, named set that writes a result's bytes (how a table or figure is written, how a
+processed array is made and read, how the verdict and captions are worded). Editing any
+other machinery module reruns nothing; each declared module is listed with its reason in
+docs/design.md and pinned by a golden-bytes test (tests/test_result_code.py).
+
 Imports the parser cannot see (``importlib.import_module(name)`` with a computed name)
 are not followed. The one place the project uses one, the plot script (it imports the
 figure's ``galu.<stage>.figures`` by the name its rule gives), names that module to the
@@ -47,7 +56,10 @@ from typing import Any
 from galu.atomic import atomic_write_bytes
 
 DEFAULT_PACKAGES = ("galu",)
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
+# The machinery's package: its modules enter a closure only by declaring RESULT_CODE.
+MACHINERY = "galu/workflow/"
+_DECLARATION = "RESULT_CODE"
 _DOCSTRING_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -116,6 +128,7 @@ class ModuleInfo:
     sha256: str
     imports: tuple[str, ...]
     strings: frozenset[str]
+    result_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,7 +287,10 @@ class CodeScanner:
                 self._cache[key] = cached
                 self._cache_dirty = True
             self._info[path] = ModuleInfo(
-                cached["sha256"], tuple(cached["imports"]), frozenset(cached["strings"])
+                cached["sha256"],
+                tuple(cached["imports"]),
+                frozenset(cached["strings"]),
+                cached["result_code"],
             )
         return self._info[path]
 
@@ -290,7 +306,17 @@ class CodeScanner:
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if _looks_like_file(node.value):
                     strings.add(node.value)
-        return {"sha256": _tree_hash(tree), "imports": imports, "strings": sorted(strings)}
+        declared = any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == _DECLARATION for t in node.targets)
+            for node in tree.body
+        )
+        return {
+            "sha256": _tree_hash(tree),
+            "imports": imports,
+            "strings": sorted(strings),
+            "result_code": declared,
+        }
 
     def _from_import(self, node: ast.ImportFrom, named: tuple[str, bool] | None) -> list[str]:
         """Candidate module names of ``from X import a, b`` (``X.a`` may be a module)."""
@@ -308,15 +334,26 @@ class CodeScanner:
         return [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
 
     def _files_of_import(self, name: str) -> list[Path]:
-        """The files executed by importing ``name``: each package ``__init__`` on the way."""
+        """The files executed by importing ``name`` (each package ``__init__`` on the way)
+        that can change a result: the machinery's are left out but for result code."""
         parts = name.split(".")
         found = []
         for end in range(1, len(parts) + 1):
             path = self.module_file(".".join(parts[:end]))
             if path is None:
                 break
-            found.append(path)
+            if self.is_result_code(path):
+                found.append(path)
         return found
+
+    def is_machinery(self, path: Path) -> bool:
+        """A file of the machinery package (see the module doc)."""
+        return self._rel(path).startswith(MACHINERY)
+
+    def is_result_code(self, path: Path) -> bool:
+        """Whether a project file can change a result's bytes: any file outside the
+        machinery; inside it, a module that declares ``RESULT_CODE``."""
+        return not self.is_machinery(path) or (path.suffix == ".py" and self.info(path).result_code)
 
     def _data_of(self, info: ModuleInfo) -> list[Path]:
         found = []

@@ -15,6 +15,9 @@ from typing import Any
 
 from galu.workflow.provenance import sidecar_path
 
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = "the landing page's account of the commits the tables were made on"
+
 
 def made_on(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], list[str]]:
     """The commits a run's files were made on (commit -> how many files) and the files made

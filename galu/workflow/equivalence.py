@@ -150,3 +150,13 @@ def _plain(entry: Equivalence) -> dict[str, Any]:
     plain["scales"] = list(entry.scales)
     plain["changed"] = list(entry.changed)
     return plain
+
+
+def closure_record(closure: Any, ledger: Ledger) -> dict[str, Any]:
+    """A closure as a sidecar records it: :meth:`Closure.record`, plus ``canonical`` where
+    the ledger records it as number-neutral to an earlier closure (what the audit compares)."""
+    record = closure.record()
+    canonical = ledger.canonical(closure.sha256)
+    if canonical != closure.sha256:
+        record["canonical"] = canonical
+    return record

@@ -162,9 +162,37 @@ def _module_path(tree: Path, module: str) -> Path:
     return tree / (module.replace(".", "/") + ".py")
 
 
+def own_code_env(tree: Path) -> dict[str, str]:
+    """The environment in which a process runs ``tree``'s own galu: its root first on the
+    path, whatever ``PYTHONPATH`` or the installed package (an editable install of another
+    checkout) would give."""
+    return {**os.environ, "PYTHONPATH": str(tree), "DVC_NO_ANALYTICS": "1"}
+
+
+def tree_closures(tree: Path) -> dict[str, tuple[str, dict[str, str]]]:
+    """:func:`script_closures` as ``tree``'s own code computes them (what its jobs record:
+    which modules a closure holds is that code's rule, not this process's); a tree without
+    that code (a test's toy tree) gets this process's."""
+    if not (tree / "galu/workflow/equivalence_check.py").is_file():
+        return script_closures(tree)
+    code = (
+        "import json, sys; from pathlib import Path;"
+        " from galu.workflow.equivalence_check import script_closures;"
+        " json.dump(script_closures(Path(sys.argv[1])), sys.stdout)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tree)],
+        cwd=tree, env=own_code_env(tree), capture_output=True, text=True,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise EquivalenceError(f"the closures of {tree} could not be computed: {proc.stderr}")
+    return {label: (sha, files) for label, (sha, files) in json.loads(proc.stdout).items()}
+
+
 def changes_between(base: Path, head: Path) -> list[Change]:
-    """Scripts of ``head`` whose closure differs from the same script's in ``base``."""
-    before, after = script_closures(base), script_closures(head)
+    """Scripts of ``head`` whose closure differs from the same script's in ``base``, each
+    closure as its own tree's code makes it."""
+    before, after = tree_closures(base), tree_closures(head)
     return [
         Change(script, before[script][0], sha, changed_files(before[script][1], files))
         for script, (sha, files) in after.items()
@@ -183,7 +211,7 @@ def run_scale(
         (tree / STAGES_OVERLAY).write_text(yaml.safe_dump({"stages": list(stages)}))
         overlays.append(STAGES_OVERLAY)
     cmd = [str(snakemake), "--cores", str(cores), "--configfile", *overlays]
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    env = own_code_env(tree)  # its jobs import its own galu, not this checkout's
     with open(log, "ab") as out:
         proc = subprocess.run(cmd, cwd=tree, stdout=out, stderr=subprocess.STDOUT, env=env)
     if proc.returncode != 0:

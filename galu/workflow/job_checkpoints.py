@@ -8,6 +8,9 @@ from pathlib import Path
 from galu.checkpoints import FOLDER, Checkpoint
 from galu.workflow.provenance import Run, sha256_file, sha256_json
 
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = "how a job resumes from its checkpoint (the state its numbers continue from)"
+
 
 def job_checkpoint(run: Run, output: str | os.PathLike[str], every_s: float = 300.0) -> Checkpoint:
     """The checkpoint of the job ``run`` that makes ``output``: under :data:`FOLDER` at the

@@ -19,7 +19,12 @@ import pandas as pd
 
 from galu.plotting import use_style
 from galu.seeding import seeds_in
-from galu.workflow.provenance import Run
+from galu.workflow.output import Run
+
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = (
+    "how a figure is drawn from its tables (the drawing function, the seeds shown, the style)"
+)
 
 Tables = Mapping[str, pd.DataFrame]
 

@@ -30,8 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from galu.atomic import atomic_path, atomic_write_bytes
-from galu.seeding import seeds_in
+from galu.atomic import atomic_write_bytes
 
 # The sidecar's byte layer, re-exported: most of galu imports these names from here.
 from galu.workflow.sidecar_seal import SEAL_KEY as SEAL_KEY
@@ -181,17 +180,14 @@ def _job_code(planned: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not (root / planned["script"]).is_file():
         return dict(planned)
     closure = CodeScanner(root, cache=root / ".snakemake/galu/code-cache.json").closure_of(planned)
-    from galu.workflow.equivalence import Ledger
+    from galu.workflow.equivalence import Ledger, closure_record
 
-    canonical = Ledger.load(root).canonical(closure.sha256)
-    if canonical != planned.get("sha256"):
+    record = closure_record(closure, Ledger.load(root))
+    if record.get("canonical", closure.sha256) != planned.get("sha256"):
         logging.getLogger("galu").warning(
             "the code of %s changed after the workflow was parsed; recording the new code",
             planned["script"],
         )
-    record = closure.record()
-    if canonical != closure.sha256:  # recorded as number-neutral to an earlier closure
-        record["canonical"] = canonical
     return record
 
 
@@ -271,19 +267,6 @@ class Run:
         start_heartbeat(run.rule, run.wildcards, smk.log[0] if len(smk.log) else "")
         return run
 
-    def use_device(self, requested: str) -> str:
-        """Resolve the configured device (``auto``, ``cpu``, ``cuda``: see
-        :func:`galu.device.resolve_device`) and record it for the sidecars; return it.
-
-        Called once the run exists, so the warning of a fallback to the CPU goes to the job's
-        log like everything else.
-        """
-        from galu.device import describe, resolve_device
-
-        device = resolve_device(requested)
-        self.device = describe(device)
-        return device
-
     def sidecar(self, path: str | os.PathLike[str], seeds: Iterable[int] = ()) -> dict[str, Any]:
         """The sidecar record for an output already on disk."""
         return {
@@ -310,32 +293,3 @@ class Run:
         atomic_write_bytes(side, sealed_sidecar(record))
         logging.getLogger("galu").info("wrote %s (sha256 %s)", path, record["output"]["sha256"])
         return side
-
-    def write_csv(
-        self, df: Any, path: str | os.PathLike[str], seeds: Iterable[int] | None = None
-    ) -> None:
-        """Write a pandas DataFrame as CSV (no index, full float precision) plus sidecar.
-
-        The sidecar's seeds are the table's own (:func:`galu.seeding.seeds_in`) unless
-        ``seeds`` names them, so a seeded table cannot be written without them. A table with
-        a column contract (:mod:`galu.workflow.tables`) is checked first: one that breaks it raises
-        TableContractError and the previous output keeps its bytes.
-        """
-        from galu.workflow.tables import check_table
-
-        check_table(df, path)
-        with atomic_path(path) as tmp:
-            df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-        self.stamp(path, seeds_in(df) if seeds is None else seeds)
-
-    def save_figure(self, fig: Any, png: str | os.PathLike[str], seeds: Iterable[int] = ()) -> None:
-        """Save a matplotlib figure as PNG and as the PDF beside it, each with a sidecar.
-
-        Metadata dates are dropped so the same figure gives the same bytes.
-        """
-        png = Path(png)
-        targets = {png: {"Software": None}, png.with_suffix(".pdf"): {"CreationDate": None}}
-        for target, meta in targets.items():
-            with atomic_path(target) as tmp:
-                fig.savefig(tmp, format=target.suffix[1:], metadata=meta)
-            self.stamp(target, seeds)

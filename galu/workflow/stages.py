@@ -22,6 +22,9 @@ from pathlib import Path
 import galu
 from galu.declarations import Stage
 
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = "which papers and caption-sentence modules a run has"
+
 
 def _discover() -> tuple[Stage, ...]:
     """The ``STAGE`` of every ``galu/<package>/stage.py``, by their ``order``: a new paper

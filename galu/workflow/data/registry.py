@@ -19,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+RESULT_CODE = "each dataset's files and their layout, which the conversion reads"
+
 RawFormat = Literal["idx", "cifar_binary"]
 # What a raw file holds, so conversion does not have to guess from file names.
 Role = Literal["train_images", "train_labels", "test_images", "test_labels", "archive"]
