@@ -759,7 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     equivalence.add_argument(
         "--scale", action="append", dest="scales", metavar="NAME",
-        help="a configuration to run (tiny, paper-smoke; repeat it; default: both)",
+        help="a configuration to run (tiny, paper-smoke, quick; repeat it; default: all three)",
     )  # fmt: skip
     equivalence.add_argument(
         "--stage", action="append", dest="stages", metavar="NAME",
