@@ -118,10 +118,28 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     assert "number-neutral" in audited.stdout and "byte-identical at tiny" in audited.stdout
 
 
+def test_a_machinery_edit_replans_nothing_and_the_strict_audit_passes(tiny_run: Path):
+    """The machinery is in no job's closure (galu.workflow.closure, RESULT_CODE): a function
+    added to the provenance records, the audit and the pre-flight reruns nothing, and the
+    outputs stay current without any evidence."""
+    root = tiny_run
+    assert not made_with(root, "galu/workflow/provenance.py")
+    for rel in (
+        "galu/workflow/provenance.py",
+        "galu/workflow/audit.py",
+        "galu/workflow/preflight.py",
+    ):
+        path = root / rel
+        path.write_text(path.read_text() + "\n\ndef _added_for_the_test():\n    return 1\n")
+    commit(root, "machinery edits")
+    assert planned_outputs(root) == set()
+    assert galu(root, "audit", "--strict", "--folders", *FOLDERS).returncode == 0
+
+
 def test_a_number_changing_edit_makes_exactly_its_outputs_stale(tiny_run: Path):
     root = tiny_run
     depends = made_with(root, "galu/scm/odes.py")
-    made = made_with(root, "galu/workflow/provenance.py")  # every output of the run
+    made = made_with(root, "galu/workflow/output.py")  # every output of the run
     assert depends and depends < made  # the fixed points and schedules need no ODE file
     edit(root, "galu/scm/odes.py", "dR = self.eta * drive", "dR = 1.01 * self.eta * drive")
     commit(root, "change a factor of the SCM equations")

@@ -266,9 +266,32 @@ def _readme(args: argparse.Namespace) -> int:
     for markers, _, _ in sections:
         if markers[0] not in readme or markers[1] not in readme:
             raise UsageError(f"{args.readme} lacks the markers {markers[0]} and {markers[1]}")
+    if args.verdicts:
+        return _readme_verdicts(readme, sections)
     status = 0
     for markers, section, source in sections:
         status = max(status, _readme_section(args, markers, section, source))
+    return status
+
+
+def _readme_verdicts(readme: str, sections: list[tuple[tuple[str, str], str, str]]) -> int:
+    """The end of ``make reproduce``: how this run's sections differ from the README's (a
+    verdict change is a finding, exit 1; numbers past the precision shown and wording are
+    NOTEs), then this run's verdict summary as the last lines."""
+    from galu.workflow.landing import run_summary
+    from galu.workflow.readme_sections import compare_section, describe_comparison
+
+    status, lines = 0, []
+    names = {QUICK_MARKERS: "quick-scale section", PAPER_MARKERS: "paper-level section"}
+    for markers, section, _ in sections:
+        comparison = compare_section(readme, section, markers)
+        status = max(status, int(bool(comparison.verdicts)))
+        lines += describe_comparison(names[markers], comparison)
+    if not lines:
+        lines.append("README.md's verdicts and numbers are this run's (at the precision shown).")
+    elif not status:
+        lines.append("README.md's verdicts are this run's.")
+    print("\n".join([*lines, run_summary(".")]))
     return status
 
 
@@ -506,7 +529,7 @@ def _data(args: argparse.Namespace) -> int:
 def _fetch_datasets(args: argparse.Namespace, settings: DataSettings) -> int:
     """``galu data fetch|prepare`` from the checkout's root."""
     from galu.workflow.data import DataError, fetch, prepare
-    from galu.workflow.provenance import Run
+    from galu.workflow.provenance import Run, stamp_manifest
 
     raw, processed = Path("data/raw"), Path("data/processed")
     try:
@@ -514,13 +537,13 @@ def _fetch_datasets(args: argparse.Namespace, settings: DataSettings) -> int:
             report = fetch(name, raw, settings)
             # The manifest gets its sidecar here too: the pre-flight and the prepare job
             # accept only a manifest that one vouches for.
-            made = {"data_substitute": report.substitute}
-            Run(
-                "galu data fetch",
+            stamp_manifest(
+                report.manifest,
+                report.substitute,
+                rule="galu data fetch",
                 params={"dataset": name},
-                extra=made,
                 code=_rule_code("scripts/data_download.py"),
-            ).stamp(report.manifest)
+            )
             print(f"{name}: {len(report.files)} raw file(s) verified in data/raw/{name}/")
             if args.action == "prepare":
                 run = Run(
@@ -814,6 +837,12 @@ def build_parser() -> argparse.ArgumentParser:
     readme.add_argument("--claims", default="results/claims.md", help="the generated table")
     readme.add_argument("--readme", default="README.md", help="the README to check")
     readme.add_argument("--update", action="store_true", help="rewrite the section in place")
+    readme.add_argument(
+        "--verdicts",
+        action="store_true",
+        help="fail only where a verdict differs (numbers past the precision shown and wording"
+        " are notes), then print this run's verdict summary (the end of make reproduce)",
+    )
     readme.set_defaults(func=_readme)
     # Listed for --help only: main() hands everything after `run` to Snakemake untouched.
     sub.add_parser(

@@ -39,7 +39,7 @@ from typing import Any
 from galu.atomic import atomic_path, atomic_write_bytes
 from galu.workflow.data.errors import DataError
 from galu.workflow.data.fetch import read_manifest
-from galu.workflow.provenance import SIDECAR_SUFFIX, Run, sha256_file, sidecar_path
+from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file, sidecar_path, stamp_manifest
 from galu.workflow.vouch import bytes_problem, sidecar_problem
 
 REJECTED_SUFFIX = ".rejected"
@@ -395,10 +395,10 @@ def _adopt(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]:
     if dry_run:
         yield DataFinding(rel, problem, "its archives verify: a real run gives it a sidecar")
         return
-    made = {"data_substitute": any(bool(e.get("substitute")) for e in entries)}
+    substitute = any(bool(e.get("substitute")) for e in entries)
     try:
         with contextlib.chdir(root):  # sidecars record paths relative to the checkout
-            Run(ADOPTED, params={"dataset": manifest.parent.name}, extra=made).stamp(rel)
+            stamp_manifest(rel, substitute, rule=ADOPTED, params={"dataset": manifest.parent.name})
     except OSError:
         return  # cannot write it here: the manifest's own check says what is in the way
     then = "its archives verify, so it was given a sidecar; nothing is fetched again or rebuilt"

@@ -293,3 +293,13 @@ class Run:
         atomic_write_bytes(side, sealed_sidecar(record))
         logging.getLogger("galu").info("wrote %s (sha256 %s)", path, record["output"]["sha256"])
         return side
+
+
+def stamp_manifest(manifest: str | os.PathLike[str], substitute: bool, **made_by: Any) -> Path:
+    """The sidecar of a download manifest (``data/raw/<dataset>/sources.json``) made outside a
+    download job (``galu data fetch``, the pre-flight adopting an older manifest): the
+    pre-flight and the prepare job accept only a manifest one vouches for, and it says whether
+    the archives it lists are a substitute. ``made_by``: :class:`Run`'s arguments (rule,
+    params, code). The download job stamps its own with its job's record
+    (scripts/data_download.py)."""
+    return Run(extra={"data_substitute": bool(substitute)}, **made_by).stamp(manifest)

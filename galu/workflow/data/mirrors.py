@@ -1,14 +1,16 @@
 """Local and institutional copies searched before the internet.
 
-A mirror is a local folder or an https URL. It may hold a dataset's files
-directly or in a sub-folder named after the dataset (``mnist``,
+A mirror is a local folder (a path, ``~/...`` or a ``file://`` URL) or an
+http(s) URL. It may hold a dataset's files directly or in a sub-folder named
+after the dataset (``mnist``,
 ``fashion-mnist``, ``FashionMNIST/raw``, ... see ``Dataset.folder_aliases``).
 The list comes from the config (``data.mirrors``) and from the environment
 variable ``GALU_DATA_MIRRORS`` (``:``-separated, searched first): that is how
 cluster users point compute nodes without internet at a shared copy.
 
-A file found in a folder is cloned (a copy-on-write reflink, where the file
-system has them: btrfs, XFS, APFS-like ZFS block cloning) or copied to a
+A file found in a folder is cloned (a copy-on-write reflink through Linux's
+``FICLONE``, where the file system has them: btrfs, XFS with reflink, OpenZFS
+with block cloning; elsewhere, macOS's APFS included, a plain copy) or copied to a
 temporary name beside its destination, verified there, and only then renamed
 to its final name. It is never hard-linked: a hard link *is* the mirror's file,
 so any in-place write under ``data/raw/`` (an editor, a tool, a bug) would
