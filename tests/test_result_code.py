@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -31,9 +32,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 PINNED_BY = {
     "galu/workflow/output.py": "tests/test_result_code.py",
     "galu/workflow/cifar_job.py": "tests/test_normalization_deep_mlp.py",
-    "galu/workflow/plot_job.py": "tests/test_figures_style.py",
+    "galu/workflow/plot_job.py": "tests/test_result_code.py",
     "galu/workflow/job_checkpoints.py": "tests/test_checkpoints.py",
-    "galu/workflow/data/prepare.py": "tests/test_data_convert.py",
+    "galu/workflow/data/prepare.py": "tests/test_result_code.py",
     "galu/workflow/data/convert.py": "tests/test_data_convert.py",
     "galu/workflow/data/registry.py": "tests/test_data_convert.py",
     "galu/workflow/claims.py": "tests/test_claims.py",
@@ -42,7 +43,7 @@ PINNED_BY = {
     "galu/workflow/observations.py": "tests/test_observations.py",
     "galu/workflow/precision.py": "tests/test_precision.py",
     "galu/workflow/rst.py": "tests/test_report_text.py",
-    "galu/workflow/commits.py": "tests/test_landing.py",
+    "galu/workflow/commits.py": "tests/test_result_code.py",
     "galu/workflow/scales.py": "tests/test_scales.py",
     "galu/workflow/stages.py": "tests/test_stages.py",
 }
@@ -160,3 +161,41 @@ def test_run_writes_through_these_bytes_then_stamps(tmp_path):
     Run("make").write_csv(pd.DataFrame({"x": [0.1]}), path)
     assert path.read_bytes() == b"x\n0.1\n"
     assert (tmp_path / "t.csv.meta.json").is_file()
+
+
+def test_a_processed_array_file_has_exact_bytes(tmp_path):
+    """data/prepare.py's .npz: uncompressed, fixed member dates, so the same arrays give the
+    same file on any machine and day."""
+    from galu.workflow.data.prepare import write_npz
+
+    path = tmp_path / "a.npz"
+    write_npz(path, {"x": np.arange(6, dtype=np.uint8).reshape(2, 3), "y": np.array([1.5])})
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == (
+        "09dc0618b805a8afce55dffe16ad50ebd4f599db0fdfc9170394aa20b0a84505"
+    )
+    with np.load(path) as loaded:
+        assert loaded["x"].tolist() == [[0, 1, 2], [3, 4, 5]] and loaded["y"].tolist() == [1.5]
+
+
+def test_the_commits_a_run_was_made_on_are_counted_from_its_sidecars():
+    records = {
+        "a.csv": {"git": {"commit": "c1", "dirty": False}},
+        "b.csv": {"git": {"commit": "c1", "dirty": True}},
+        "c.csv": {"git": {"commit": "c2"}},
+        "d.csv": {"git": None},
+    }
+    from galu.workflow.commits import made_on
+
+    assert made_on(records) == ({"c1": 2, "c2": 1, "unknown": 1}, ["b.csv"])
+
+
+def test_the_seeds_a_figure_shows_follow_its_module_then_its_stage(tmp_path):
+    from types import SimpleNamespace
+
+    from galu.workflow.plot_job import shown_seeds
+
+    tables = {"t": pd.DataFrame({"seed": [3, 1, 3, 2]})}
+    own = SimpleNamespace(SHOWN_SEEDS={"f": lambda tables: [7]})
+    assert shown_seeds(own, "f", tables, [5]) == [7]
+    assert shown_seeds(SimpleNamespace(), "f", tables, [5]) == [5]
+    assert shown_seeds(SimpleNamespace(), "f", tables, None) == [1, 2, 3]
