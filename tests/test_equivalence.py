@@ -3,6 +3,7 @@ files."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,8 @@ def test_a_cycle_is_refused():
 
 
 def test_save_and_load_round_trip(tmp_path: Path):
-    ledger = Ledger([step("c2", "c1"), step("c3", "c2", script="scripts/scm_sim.py")])
+    c1, c2, c3 = ("1" * 64, "2" * 64, "3" * 64)
+    ledger = Ledger([step(c2, c1), step(c3, c2, script="scripts/scm_sim.py")])
     (tmp_path / "workflow").mkdir()
     ledger.save(tmp_path)
     text = (tmp_path / LEDGER).read_text()
@@ -307,3 +309,44 @@ def test_each_tree_runs_its_own_code_whatever_pythonpath_or_the_install_says(
     assert proc.stdout == str(tree / "galu/__init__.py")
     files = tree_closures(tree)["scripts/scm_ode.py"][1]
     assert "galu/workflow/provenance.py" in files  # the tree's rule, not this process's
+
+
+GOOD = {
+    "script": "scripts/scm_ode.py", "closure": "a" * 64, "same_as": "b" * 64,
+    "baseline": "c" * 40, "checked": "d" * 40, "scales": ["tiny"], "outputs": 3,
+    "changed": ["galu/scm/odes.py"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("equivalences: [\n", "is not valid YAML at line 2"),
+        ("", "must hold a list under `equivalences:`"),
+        ("outputs: many\n", "must hold a list under `equivalences:`"),
+        ("equivalences: 5\n", "must hold a list under `equivalences:`"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "is not valid YAML"),
+        ({**GOOD, "baseline": 0}, "entry 1: baseline is 0, not a full commit hash"),
+        ({**GOOD, "checked": "abc123"}, "entry 1: checked is 'abc123', not a full commit hash"),
+        ({**GOOD, "outputs": "many"}, "entry 1: outputs is 'many', not a count of outputs"),
+        ({**GOOD, "scales": "tiny"}, "entry 1: scales is 'tiny', not a list of scale names"),
+        ({**GOOD, "closure": "b" * 64}, "a cycle through closure"),
+        ({"script": "scripts/x.py"}, "entry 1: an entry needs exactly the fields"),
+    ],
+)
+def test_a_malformed_ledger_is_named_with_its_fix_by_every_reader(tmp_path, text, message):
+    """Every command that reads the ledger (the workflow, audit, explain, resume, publish)
+    goes through Ledger.load: one error naming the file, what is wrong and the fix."""
+    import yaml
+
+    from galu.workflow.cli import main
+
+    ledger = tmp_path / LEDGER
+    ledger.parent.mkdir(parents=True)
+    if isinstance(text, dict):
+        text = yaml.safe_dump({"equivalences": [text]})
+    ledger.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(LedgerError, match=re.escape(message)) as raised:
+        Ledger.load(tmp_path)
+    assert "git checkout -- workflow/code-equivalence.yaml" in str(raised.value)
+    assert main(["audit", "--root", str(tmp_path)]) == 2

@@ -125,6 +125,7 @@ def _explain_claim(args: argparse.Namespace) -> int:
 
     root = _checkout(args.root)
     _inside(root, args.results, "--results")
+    _checked_ledger(root)
     try:
         if not args.claim_id:
             print("\n".join(listing(root, args.results)))
@@ -188,8 +189,17 @@ def _audit_scope(args: argparse.Namespace) -> None:
             )
 
 
+def _checked_ledger(root: str | Path) -> None:
+    """Read the checkout's equivalence ledger before anything else: a malformed one is a
+    usage error naming the file and the fix (LedgerError, exit 2), not a traceback halfway."""
+    from galu.workflow.equivalence import Ledger
+
+    Ledger.load(root)
+
+
 def _audit(args: argparse.Namespace) -> int:
     _audit_scope(args)
+    _checked_ledger(args.root)
     if args.explain:
         return _explain(args)
     if count_outputs(args.root, args.folders) == 0:
@@ -371,6 +381,7 @@ def _publish(args: argparse.Namespace) -> int:
     )
 
     root = _checkout(".")
+    _checked_ledger(root)
     try:
         check_scale_name(args.scale)
     except PublishError as error:
@@ -427,6 +438,7 @@ def _publish(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     from galu.workflow.resume import ResumeError, resume
 
+    _checked_ledger(_checkout(args.root))  # before a file is copied
     try:
         done = resume(args.scale, _checkout(args.root), args.in_progress)
     except ResumeError as error:
@@ -869,6 +881,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand. Usage and configuration errors exit 2 with one message naming the
     problem and the fix (argparse's own errors too); a finding exits 1."""
     from galu.workflow.config import ConfigError
+    from galu.workflow.equivalence import LedgerError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:
@@ -880,7 +893,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with contextlib.redirect_stdout(SafeStream(sys.stdout)):
             return call()
-    except (UsageError, ConfigError) as error:
+    except (UsageError, ConfigError, LedgerError) as error:
         print(terminal_text(f"galu {command}: {error}"), file=sys.stderr)
     except OSError as error:  # a wrong place: a read-only folder, a full disk, a missing file
         if os.environ.get("GALU_TRACEBACK"):

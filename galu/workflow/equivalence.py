@@ -18,7 +18,8 @@ that depend on it stay stale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,17 +66,50 @@ class Equivalence:
         )
 
 
+_FIX = f"restore it from git (`git checkout -- {LEDGER}`) or let `galu equivalence` write it"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+
+
+def _matches(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and bool(pattern.fullmatch(value))
+
+
+# field -> (what it must be, the check); a YAML 0 or a short hash is no commit.
+_SHA = ("a sha256 (64 hex digits)", _matches(_SHA256))
+_FULL_COMMIT = ("a full commit hash (40 hex digits)", _matches(_COMMIT))
+_CHECKS = {
+    "script": ("a script path", lambda v: isinstance(v, str) and v.startswith("scripts/")),
+    "closure": _SHA,
+    "same_as": _SHA,
+    "baseline": _FULL_COMMIT,
+    "checked": _FULL_COMMIT,
+    "scales": ("a list of scale names", lambda v: _strings(v) and len(v) > 0),
+    "outputs": ("a count of outputs (> 0)", lambda v: type(v) is int and v > 0),
+    "changed": ("a list of paths", _strings),
+}
+
+
 def _entry(raw: Any, where: str) -> Equivalence:
     if not isinstance(raw, dict) or set(raw) != set(_FIELDS):
-        raise LedgerError(f"{where}: an entry needs exactly the fields {', '.join(_FIELDS)}")
+        raise LedgerError(
+            f"{where}: an entry needs exactly the fields {', '.join(_FIELDS)}; {_FIX}"
+        )
+    for name, (what, check) in _CHECKS.items():
+        if not check(raw[name]):
+            raise LedgerError(f"{where}: {name} is {raw[name]!r}, not {what}; {_FIX}")
     return Equivalence(
-        script=str(raw["script"]),
-        closure=str(raw["closure"]),
-        same_as=str(raw["same_as"]),
-        baseline=str(raw["baseline"]),
-        checked=str(raw["checked"]),
+        script=raw["script"],
+        closure=raw["closure"],
+        same_as=raw["same_as"],
+        baseline=raw["baseline"],
+        checked=raw["checked"],
         scales=tuple(raw["scales"]),
-        outputs=int(raw["outputs"]),
+        outputs=raw["outputs"],
         changed=tuple(raw["changed"]),
     )
 
@@ -96,11 +130,13 @@ class Ledger:
         try:
             # (libyaml's loader: every job reads the ledger when it records its code)
             raw = load_yaml(path) or {}
-        except yaml.YAMLError as error:
-            raise LedgerError(f"{LEDGER} is not valid YAML: {error}") from error
+        except (yaml.YAMLError, UnicodeDecodeError) as error:
+            where = getattr(error, "problem_mark", None)
+            at = f" at line {where.line + 1}" if where is not None else ""
+            raise LedgerError(f"{LEDGER} is not valid YAML{at}; {_FIX}") from error
         items = raw.get("equivalences") if isinstance(raw, dict) else None
         if not isinstance(items, list):
-            raise LedgerError(f"{LEDGER} must hold a list under `equivalences:`")
+            raise LedgerError(f"{LEDGER} must hold a list under `equivalences:`; {_FIX}")
         return cls(_entry(item, f"{LEDGER}, entry {i + 1}") for i, item in enumerate(items))
 
     def chain(self, sha: str) -> list[Equivalence]:
@@ -112,7 +148,7 @@ class Ledger:
             steps.append(step)
             sha = step.same_as
             if sha in seen:
-                raise LedgerError(f"{LEDGER} has a cycle through closure {sha[:12]}")
+                raise LedgerError(f"{LEDGER} has a cycle through closure {sha[:12]}; {_FIX}")
             seen.add(sha)
         return steps
 
