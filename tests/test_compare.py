@@ -127,7 +127,7 @@ def test_rev_colon_folder_compares_two_commits_publications(two_publications, mo
     [
         ("nothere", "galu compare: no folder nothere; name a run's results folder (results,"),
         ("empty", "galu compare: empty has no claims.csv: run the workflow first (make"),
-        ("other", "galu compare: other: claims.csv lacks the column(s) measured, verdict: not"),
+        ("other", "galu compare: other/claims.csv lacks the column(s) measured, verdict: not"),
         ("HEAD:nothere", "galu compare: HEAD:nothere: commit HEAD holds no nothere/claims.csv"),
     ],
 )

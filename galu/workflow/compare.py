@@ -10,7 +10,6 @@ that two commits' publications compare without a checkout of either.
 
 from __future__ import annotations
 
-import io
 import math
 import subprocess
 from collections.abc import Sequence
@@ -19,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from galu.workflow.claims_table import ClaimsTableError, parse_claims_table, read_claims_table
 from galu.workflow.claims_text import measured_text
 
 CLAIMS = "claims.csv"
 # Where a run's claims table lies under the folder named: the folder itself (a results
 # folder), or its results/ (a publication folder, published/<scale>).
 PLACES = (CLAIMS, f"results/{CLAIMS}")
-COLUMNS = ("claim_id", "measured", "verdict")
 HOW = (
     "name a run's results folder (results, results/<scale>, published/<scale>/results), its"
     " claims.csv, or REV:FOLDER for a commit's (e.g. HEAD~1:published/paper-cpu/results)"
@@ -66,12 +65,16 @@ def _git_text(spec: str) -> str:
     """``claims.csv`` under ``REV:FOLDER`` as commit REV holds it (the folder, or its
     ``results/``; a path to the file itself works too)."""
     rev, _, folder = spec.partition(":")
+    if rev.startswith("-"):  # git would take it for an option (--output=FILE writes a file)
+        raise CompareError(f"{spec}: {rev!r} is no commit; {HOW}")
     folder = folder.rstrip("/")
     places = [folder] if folder.endswith(".csv") else [f"{folder}/{p}" for p in PLACES]
     error = ""
     for place in places:
         shown = subprocess.run(
-            ["git", "show", f"{rev}:{place.removeprefix('/')}"], capture_output=True, text=True
+            ["git", "show", "--end-of-options", f"{rev}:{place.removeprefix('/')}"],
+            capture_output=True,
+            text=True,
         )
         if shown.returncode == 0:
             return shown.stdout
@@ -81,16 +84,16 @@ def _git_text(spec: str) -> str:
     )
 
 
-def _file_text(spec: str) -> str:
-    """The claims table of the run in folder (or file) ``spec``."""
+def _file_text(spec: str) -> pd.DataFrame:
+    """The claims table of the run in folder (or file) ``spec``, checked."""
     path = Path(spec)
     if path.is_file():
-        return path.read_text()
+        return read_claims_table(path, spec)
     if not path.is_dir():
         raise CompareError(f"no folder {spec}; {HOW}")
     for place in PLACES:
         if (path / place).is_file():
-            return (path / place).read_text()
+            return read_claims_table(path / place, f"{spec}/{place}")
     raise CompareError(
         f"{spec} has no {CLAIMS}: run the workflow first (make reproduce, or snakemake"
         f" --cores 2) to check the claims, or {HOW}"
@@ -100,17 +103,10 @@ def _file_text(spec: str) -> str:
 def read_run(spec: str) -> Run:
     """The run named by ``spec`` (module docstring): a folder or file, else ``REV:FOLDER``."""
     local = Path(spec).exists() or ":" not in spec
-    text = _file_text(spec) if local else _git_text(spec)
     try:
-        table = pd.read_csv(io.StringIO(text))
-    except (ValueError, pd.errors.ParserError) as error:
-        raise CompareError(f"{spec}: {CLAIMS} is not a table ({error}); {HOW}") from None
-    missing = [c for c in COLUMNS if c not in table.columns]
-    if missing:
-        raise CompareError(
-            f"{spec}: {CLAIMS} lacks the column(s) {', '.join(missing)}: not a claims table"
-            f" (galu's results/{CLAIMS}); {HOW}"
-        )
+        table = _file_text(spec) if local else parse_claims_table(_git_text(spec), spec)
+    except ClaimsTableError as error:
+        raise CompareError(f"{error.problem}; {HOW}") from None
     scale = str(table["scale"].iloc[0]) if "scale" in table.columns and len(table) else "?"
     return Run(spec, scale, table)
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from galu.workflow.audit import Finding, code_scanner
 from galu.workflow.claims import Claim, measure, parse_claims, selected_rows
+from galu.workflow.claims_table import ClaimsTableError, read_claims_table
 from galu.workflow.claims_text import bound_text, measured_text, tolerance_text, verdict_notes
 from galu.workflow.config import load_yaml
 from galu.workflow.lineage import Walk, explain, summary_lines
@@ -54,7 +55,10 @@ def claims_csv(root: Path, results: str) -> pd.DataFrame:
             " workflow first (`make reproduce`), or pass --results the results folder of a run"
             " (e.g. results/paper-cpu, published/paper-cpu/results)"
         )
-    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    try:
+        return read_claims_table(path, Path(results, "claims.csv").as_posix())
+    except ClaimsTableError as error:
+        raise ExplainError(str(error)) from None
 
 
 def claim_named(claim_id: str, root: Path, scale: str, known: list[str]) -> Claim:
