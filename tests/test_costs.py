@@ -371,3 +371,11 @@ def test_the_paper_gpu_sentence_sums_the_plan(model):
         assert starred == (not all(p.gpu_measured for p in ps)), stage
     share = sum(p.seconds for p in gpu if p.gpu_measured) / sum(p.seconds for p in gpu)
     assert 0.5 < share < 1 and f"{share:.0%} of the GPU time from speed-ups measured" in text
+
+
+def test_the_makespan_of_more_workers_than_jobs_is_the_longest_job_in_bounded_memory():
+    from galu.workflow.plan import _makespan
+
+    assert _makespan([3.0, 2.0, 1.0], 3_000_000_000) == 3.0  # was a list of 3e9 floats
+    assert _makespan([3.0, 2.0, 1.0], 2) == 3.0 and _makespan([3.0, 2.0, 2.0], 2) == 4.0
+    assert _makespan([], 5) == 0.0

@@ -63,8 +63,11 @@ def speed_line(model: CostModel, speed: float) -> str:
 
 
 def _makespan(seconds: Iterable[float], workers: int) -> float:
-    free = [0.0] * workers
-    for s in sorted(seconds, reverse=True):
+    """The wall time of jobs handed out longest first to ``workers`` (more workers than
+    jobs finish no sooner: the count is capped at the jobs', so any --cores fits memory)."""
+    jobs = sorted(seconds, reverse=True)
+    free = [0.0] * max(1, min(workers, len(jobs)))
+    for s in jobs:
         heapq.heapreplace(free, free[0] + s)
     return max(free)
 
