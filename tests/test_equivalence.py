@@ -350,3 +350,15 @@ def test_a_malformed_ledger_is_named_with_its_fix_by_every_reader(tmp_path, text
         Ledger.load(tmp_path)
     assert "git checkout -- workflow/code-equivalence.yaml" in str(raised.value)
     assert main(["audit", "--root", str(tmp_path)]) == 2
+
+
+def test_the_ledger_changed_first_is_no_uncommitted_change_and_other_files_are_named(toy: Path):
+    """The ledger is the one file that may differ (the evidence is being recorded in it),
+    even as the first changed file; another is named whole, not cut by a column."""
+    from galu.workflow.equivalence_check import EquivalenceError, _clean_head
+
+    (toy / "workflow/code-equivalence.yaml").write_text("equivalences: []\n# note\n")
+    assert len(_clean_head(toy)) == 40
+    (toy / "galu/mod_b.py").write_text("OUTPUT = 'x'\n")
+    with pytest.raises(EquivalenceError, match=r"changes \(galu/mod_b\.py\)"):
+        _clean_head(toy)

@@ -108,8 +108,9 @@ def _git(root: Path, *args: str, binary: bool = False) -> str | bytes:
 def _clean_head(root: Path) -> str:
     """HEAD's commit; refuses tracked changes other than the ledger's (the evidence must name
     a commit that holds exactly the code it ran)."""
-    status = str(_git(root, "status", "--porcelain", "--untracked-files=no")).splitlines()
-    dirty = [line[3:] for line in status if line[3:] != LEDGER]
+    # Names alone (no status columns to cut, which stripping the output would shift).
+    changed = str(_git(root, "diff", "--name-only", "HEAD", "--")).splitlines()
+    dirty = [path for path in changed if path != LEDGER]
     if dirty:
         raise EquivalenceError(
             f"the checkout has uncommitted changes ({', '.join(dirty[:3])}); commit them"
