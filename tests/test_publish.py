@@ -695,3 +695,53 @@ def test_a_run_file_with_a_malformed_sidecar_is_refused_before_anything_changes(
         publish("paper-cpu", configfiles=[], machine="m")
     assert f"{side.as_posix()} {named}" in str(refused.value)
     assert _checksums() == before
+
+
+def _published_bytes() -> dict[str, str]:
+    return {str(p): sha256_file(p) for p in Path("published").rglob("*") if p.is_file()}
+
+
+def test_a_second_publish_while_one_runs_is_refused_and_touches_nothing(tmp_path, monkeypatch):
+    """Two `galu publish` at once used to delete each other's staging folder; the second now
+    stops at the checkout's lock, before any cleanup or copy."""
+    from galu.workflow.publish import publication_lock
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run()
+    publish("paper-cpu", configfiles=["config/paper.yaml"], machine="m")
+    staging = Path("published/.paper-cpu.publishing")
+    staging.mkdir()  # the first publication's work in progress
+    before = _published_bytes()
+    with publication_lock():  # held by the first
+        with pytest.raises(PublishError, match="another galu publish is running"):
+            with publication_lock():
+                pass
+        Path("config").mkdir(exist_ok=True)
+        Path("config/config.yaml").write_text("")
+        Path("config/paper.yaml").write_text("")
+        assert main(["publish", "--scale", "paper-cpu", "--configfile", "config/paper.yaml"]) == 2
+    assert staging.is_dir() and _published_bytes() == before
+
+
+def test_a_republished_run_keeps_the_machine_its_publication_records(tmp_path, monkeypatch):
+    from galu.workflow.publish import previous_machine
+
+    monkeypatch.chdir(tmp_path)
+    assert previous_machine("paper-cpu") is None
+    _fake_run()
+    publish(
+        "paper-cpu",
+        configfiles=["config/paper.yaml"],
+        machine="the run's machine",
+        in_progress=True,
+    )
+    assert previous_machine("paper-cpu") == "the run's machine"  # from the in-progress copy
+    publish("paper-cpu", configfiles=["config/paper.yaml"], machine="the run's machine")
+    Path("config").mkdir(exist_ok=True)
+    Path("config/config.yaml").write_text("")
+    Path("config/paper.yaml").write_text("")
+    assert main(["publish", "--scale", "paper-cpu", "--configfile", "config/paper.yaml"]) == 0
+    record = json.loads(Path("published/paper-cpu/publication.json").read_text())
+    assert record["machine"] == "the run's machine"
+    main(["publish", "--scale", "paper-cpu", "--configfile", "config/paper.yaml", "--machine", "x"])
+    assert json.loads(Path("published/paper-cpu/publication.json").read_text())["machine"] == "x"

@@ -375,6 +375,8 @@ def _publish(args: argparse.Namespace) -> int:
         check_scale_name,
         commits_text,
         counted,
+        previous_machine,
+        publication_lock,
         publish,
         recover_interrupted,
         this_machine,
@@ -401,16 +403,18 @@ def _publish(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no configuration file {', '.join(missing)}; name the run's with --configfile"
         )
-    for note in recover_interrupted(Path(publication_folder(args.scale, args.in_progress))):
-        print(f"NOTE {note}")
     try:
-        manifest = publish(
-            args.scale,
-            configfiles=configfiles,
-            machine=args.machine or this_machine(),
-            allow_dirty=args.allow_dirty,
-            in_progress=args.in_progress,
-        )
+        with publication_lock():
+            for note in recover_interrupted(Path(publication_folder(args.scale, args.in_progress))):
+                print(f"NOTE {note}")
+            manifest = publish(
+                args.scale,
+                configfiles=configfiles,
+                # a republished run keeps the machine it was recorded on
+                machine=args.machine or previous_machine(args.scale) or this_machine(),
+                allow_dirty=args.allow_dirty,
+                in_progress=args.in_progress,
+            )
     except PublishError as error:
         raise UsageError(str(error)) from None
     print(
@@ -770,7 +774,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         help="the run's configuration files (default: config/paper.yaml config/<scale>.yaml)",
     )
-    publish.add_argument("--machine", help="the machine it ran on (default: this machine)")
+    publish.add_argument(
+        "--machine",
+        help="the machine it ran on (default: the one its last publication records, else this"
+        " machine)",
+    )
     publish.add_argument(
         "--allow-dirty",
         action="store_true",

@@ -29,12 +29,14 @@ point leaves the previous publication or the new one, never a mix or half of one
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import json
 import os
 import platform
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -397,6 +399,38 @@ def left_out_before(scale: str, root: str | os.PathLike[str] = ".") -> list[str]
         record = _record(manifest) if manifest.is_file() else {}
         names.update(c for c in record.get("left_out", []) if isinstance(c, str))
     return sorted(names)
+
+
+def previous_machine(scale: str, root: str | os.PathLike[str] = ".") -> str | None:
+    """The machine the scale's last publication (finished, else in progress) records: a
+    republished run keeps it unless told otherwise (``galu publish --machine``)."""
+    for in_progress in (False, True):
+        manifest = Path(root) / publication_folder(scale, in_progress) / MANIFEST
+        record = _record(manifest) if manifest.is_file() else {}
+        if isinstance(record.get("machine"), str) and record["machine"]:
+            return record["machine"]
+    return None
+
+
+# One publication at a time per checkout: a second would delete the first's staging folder.
+LOCK = Path(".snakemake/galu/publish.lock")
+
+
+@contextlib.contextmanager
+def publication_lock(root: str | os.PathLike[str] = ".") -> Iterator[None]:
+    """Hold the checkout's publication lock (released when the process ends, however), or
+    raise PublishError at once when another ``galu publish`` holds it."""
+    path = Path(root) / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PublishError(
+                f"another galu publish is running in this checkout (it holds {LOCK});"
+                " wait for it to finish, then publish again"
+            ) from None
+        yield
 
 
 def _check_run(run: OutputRoot, files: list[str], scale: str, left_out: list[str]) -> None:
