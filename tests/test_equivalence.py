@@ -362,3 +362,30 @@ def test_the_ledger_changed_first_is_no_uncommitted_change_and_other_files_are_n
     (toy / "galu/mod_b.py").write_text("OUTPUT = 'x'\n")
     with pytest.raises(EquivalenceError, match=r"changes \(galu/mod_b\.py\)"):
         _clean_head(toy)
+
+
+def test_an_entry_whose_commits_are_not_in_the_history_is_not_trusted(toy: Path):
+    """The ledger is verified before it is trusted: a hand-written entry naming commits that
+    do not exist, or are not ancestors of HEAD, vouches for nothing (kept in the file, left
+    out of every chain); so is every entry of a copy without git history."""
+    import shutil
+    import subprocess
+
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=toy, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    real = Equivalence("scripts/a.py", "1" * 64, "0" * 64, head, head, ("tiny",), 1, ())
+    forged = Equivalence("scripts/b.py", "3" * 64, "2" * 64, "e" * 40, head, ("tiny",), 1, ())
+    Ledger([real, forged]).save(toy)
+    ledger = Ledger.load(toy)
+    assert set(ledger.entries) == {"1" * 64, "3" * 64}  # both kept in the file
+    assert list(ledger.untrusted) == ["3" * 64]
+    assert (
+        "eeeeeeeeeeee of its evidence are not in this checkout's history"
+        in ledger.untrusted["3" * 64]
+    )
+    assert ledger.canonical("1" * 64) == "0" * 64 and ledger.canonical("3" * 64) == "3" * 64
+    assert ledger.evidence("2" * 64, "3" * 64) is None
+    copy = toy.parent / "no-git"
+    shutil.copytree(toy, copy, ignore=shutil.ignore_patterns(".git"))
+    assert set(Ledger.load(copy).untrusted) == {"1" * 64, "3" * 64}

@@ -222,6 +222,11 @@ def _audit(args: argparse.Namespace) -> int:
             f"e.g. {old[0]}"
         )
     notes += published_notes(args.root, args.folders)
+    notes += [
+        f"{LEDGER} entry not trusted, so the outputs it vouched for count as made by other"
+        f" code: {why}"
+        for why in ledger_of(Path(args.root)).untrusted.values()
+    ]
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
     _print_equivalences(args)

@@ -19,6 +19,7 @@ that depend on it stay stale.
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -119,6 +120,8 @@ class Ledger:
 
     def __init__(self, entries: Iterable[Equivalence] = ()):
         self.entries: dict[str, Equivalence] = {}
+        # closure -> why its entry is not trusted (kept in the file, left out of every chain)
+        self.untrusted: dict[str, str] = {}
         self.add(entries)
 
     @classmethod
@@ -137,13 +140,15 @@ class Ledger:
         items = raw.get("equivalences") if isinstance(raw, dict) else None
         if not isinstance(items, list):
             raise LedgerError(f"{LEDGER} must hold a list under `equivalences:`; {_FIX}")
-        return cls(_entry(item, f"{LEDGER}, entry {i + 1}") for i, item in enumerate(items))
+        ledger = cls(_entry(item, f"{LEDGER}, entry {i + 1}") for i, item in enumerate(items))
+        ledger.untrusted = unverified(Path(root), ledger.entries.values())
+        return ledger
 
     def chain(self, sha: str) -> list[Equivalence]:
         """The recorded steps from closure ``sha`` back to its canonical (earliest) one."""
         steps: list[Equivalence] = []
         seen = {sha}
-        while sha in self.entries:
+        while sha in self.entries and sha not in self.untrusted:
             step = self.entries[sha]
             steps.append(step)
             sha = step.same_as
@@ -179,6 +184,34 @@ class Ledger:
             self.entries[entry.closure] = entry
         for sha in self.entries:
             self.chain(sha)  # raises on a cycle
+
+
+def history(root: Path) -> set[str] | None:
+    """The commits of ``root``'s HEAD and all its ancestors; None without git history."""
+    proc = subprocess.run(
+        ["git", "rev-list", "HEAD"], cwd=root, capture_output=True, text=True, check=False
+    )
+    return set(proc.stdout.split()) if proc.returncode == 0 else None
+
+
+def unverified(root: Path, entries: Iterable[Equivalence]) -> dict[str, str]:
+    """The entries whose evidence this checkout cannot vouch for (closure -> why): a baseline
+    or checked commit that is not HEAD or one of its ancestors (a hand-written entry, a
+    commit from another branch), or no git history at all (a copy without ``.git``)."""
+    entries = list(entries)
+    known = history(root) if entries else set()
+    if known is None:
+        why = "this checkout has no git history to verify it against (clone the repository)"
+        return {e.closure: why for e in entries}
+    found = {}
+    for e in entries:
+        missing = [c[:12] for c in (e.baseline, e.checked) if c not in known]
+        if missing:
+            found[e.closure] = (
+                f"{e.script}: commit(s) {', '.join(missing)} of its evidence are not in this"
+                " checkout's history (HEAD and its ancestors)"
+            )
+    return found
 
 
 def _plain(entry: Equivalence) -> dict[str, Any]:

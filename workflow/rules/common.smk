@@ -11,7 +11,7 @@ from galu.workflow.claims import reduced_claims
 from galu.workflow.claims_text import caption_path
 from galu.workflow.audit import CODE_CACHE
 from galu.workflow.closure import CodeScanner
-from galu.workflow.equivalence import Ledger, LedgerError
+from galu.workflow.equivalence import LEDGER, Ledger, LedgerError
 from galu.workflow.config import ConfigError, load_yaml, validate_files
 from galu.workflow.consistency import check_consistency
 from galu.workflow.costs import CostModel
@@ -376,6 +376,10 @@ try:
 except LedgerError as error:
     print(f"galu: {error}", file=sys.stderr)
     sys.exit(2)
+# An entry whose commits are not in this checkout's history vouches for nothing (its outputs
+# rerun): say so once, with why.
+for why in list(CODE_LEDGER.untrusted.values())[:3]:
+    print(f"galu: {LEDGER} entry not trusted: {why}", file=sys.stderr)
 
 
 def track_code(rules):
