@@ -60,9 +60,17 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_unconfigure(config) -> None:
-    out = Path(os.environ.get(OUT_ENV, DEFAULT_OUT))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"rows-{_worker()}.json").write_text(json.dumps(_rows))
+    try:
+        out = Path(os.environ.get(OUT_ENV, DEFAULT_OUT))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"rows-{_worker()}.json").write_text(json.dumps(_rows))
+    finally:  # leave no cgroup behind: this worker back to the parent group, then remove it
+        if _group is not None and _group.is_dir():
+            try:
+                (_group.parent / "cgroup.procs").write_text(str(os.getpid()))
+                _group.rmdir()
+            except OSError as error:  # a child still in it
+                print(f"could not remove the cgroup {_group} ({error}); rmdir it by hand")
 
 
 def summarize(folder: Path, top: int) -> None:

@@ -70,7 +70,10 @@ def release(group: Path) -> None:
             (group.parent / "cgroup.procs").write_text(pid)
         except OSError:  # exited meanwhile
             pass
-    group.rmdir()
+    try:
+        group.rmdir()
+    except OSError as error:  # a process still starting in it: say where it is left
+        print(f"could not remove the cgroup {group} ({error}); rmdir it by hand")
 
 
 def inside(group: Path | None, cmd: str) -> list[str]:
@@ -102,6 +105,15 @@ def main() -> None:
     if not python.exists():
         sys.exit(f"{python} missing: run `make setup` in {REPO} first (for benchmarks/ensemble.py)")
     group, kind = cgroup_dir()
+    # However it ends (an error, Ctrl-C), the quota goes and the group with it.
+    try:
+        sys.exit(_throttled_run(args, python, group, kind))
+    finally:
+        release(group)
+
+
+def _throttled_run(args: argparse.Namespace, python: Path, group: Path, kind: str) -> int:
+    """Calibrate the quota, then run CI in the group; its exit status."""
     cpus = len(os.sched_getaffinity(0))
     full = figure(python, None)
     print(f"figure: {full:,.0f} unthrottled")
@@ -117,7 +129,6 @@ def main() -> None:
         # machine): correct the quota by the ratio still missing and measure again.
         cores *= args.target / throttled
     else:
-        release(group)
         sys.exit(f"no quota gave {args.target:,.0f} within {TOLERANCE:.0%}: stop other work first")
 
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -137,8 +148,7 @@ def main() -> None:
     tail = [line for line in log.read_text().splitlines() if " passed" in line][-1:]
     print(f"CI=true bash .ci/run: exit {done.returncode}, {wall / 60:.1f} min wall; {log}")
     print("        " + (tail[0].strip("= ") if tail else "no pytest summary line"))
-    release(group)
-    sys.exit(done.returncode)
+    return done.returncode
 
 
 if __name__ == "__main__":
