@@ -137,7 +137,7 @@ def test_resume_overwrites_nothing_and_puts_back_nothing_corrupted(tmp_path, mon
     # This checkout's run has another stability table: nothing is copied, the file is named.
     Path(SOURCE).parent.mkdir(parents=True)
     Path(SOURCE).write_text("eta\n9\n")
-    with pytest.raises(ResumeError, match="already has different file\\(s\\): " + SOURCE):
+    with pytest.raises(ResumeError, match="already has different file.*: " + SOURCE):
         resume("paper-cpu")
     assert not Path(CLAIMS).exists() and Path(SOURCE).read_text() == "eta\n9\n"
     assert not Path(".snakemake").exists()
@@ -382,3 +382,37 @@ def test_a_publication_naming_files_outside_the_run_is_refused_before_any_copy(
         resume("paper-cpu")
     assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
     assert not (fresh / "results").exists()
+
+
+def test_a_table_with_the_same_bytes_but_another_record_is_not_taken_for_the_run(
+    tmp_path, monkeypatch
+):
+    """Resume compares the sidecars too: the same table bytes with another provenance record
+    (another run's, or edited) would make its "Will rerun: none" wrong."""
+    monkeypatch.chdir(tmp_path)
+    _run_with_records()
+    _elsewhere(tmp_path, monkeypatch)
+    published = Path("published/paper-cpu/results/scm/stability.csv")
+    Path(SOURCE).parent.mkdir(parents=True)
+    shutil.copy(published, SOURCE)
+    side = json.loads(Path(f"{published}.meta.json").read_text())
+    Path(f"{SOURCE}.meta.json").write_text(json.dumps({**side, "rule": "another"}))
+    with pytest.raises(ResumeError, match="or provenance records \\(sidecars\\): " + SOURCE):
+        resume("paper-cpu")
+    assert not Path(CLAIMS).exists()
+
+
+def test_a_full_disk_names_the_destination(tmp_path, monkeypatch):
+    import errno
+
+    from galu.workflow import resume as resume_module
+
+    def full(source, dest):
+        raise OSError(errno.ENOSPC, "No space left on device", str(source))
+
+    monkeypatch.setattr(resume_module.shutil, "copyfile", full)
+    (tmp_path / "src").write_text("x")
+    with pytest.raises(OSError) as raised:
+        resume_module.copy_to(tmp_path / "src", tmp_path / "out/dest.csv")
+    assert raised.value.filename == str(tmp_path / "out/dest.csv")
+    assert not (tmp_path / "out/dest.csv").exists()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -557,8 +558,14 @@ def publish(
 
 
 def copy_file(source: Path, dest: Path) -> None:
-    """Copy one file of a publication (bytes and times); tests inject faults here."""
-    shutil.copy2(source, dest)
+    """Copy one file of a publication (bytes and times); tests inject faults here. A full
+    disk names the destination, where the space is missing."""
+    try:
+        shutil.copy2(source, dest)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OSError(error.errno, error.strerror, str(dest)) from error
+        raise
 
 
 def _copy_run(run: OutputRoot, files: list[str], staging: Path) -> tuple[list[str], list[str]]:

@@ -26,6 +26,7 @@ the checkpoints of jobs that were cut off (:mod:`galu.checkpoints`) where the ch
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import shutil
@@ -207,11 +208,29 @@ def _plan(folder: Path, files: Iterable[str], scale: str, root: Path) -> tuple[l
         pair = (contract, target)
         if not target.exists():
             copy.append(pair)
-        elif sha256_file(target) == sha256_file(folder / contract):
+        elif sha256_file(target) == sha256_file(folder / contract) and _same_bytes(
+            sidecar_path(target), sidecar_path(folder / contract)
+        ):  # the record too: a table with another sidecar is another run's
             same.append(pair)
         else:
             conflict.append(pair)
     return copy, same, conflict
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    return a.is_file() and b.is_file() and sha256_file(a) == sha256_file(b)
+
+
+def copy_to(source: Path, dest: Path) -> None:
+    """Copy ``source`` to ``dest`` whole (aside, then renamed); an error while writing (a
+    full disk) names the destination, where the space is missing, not the source."""
+    try:
+        with atomic_path(dest) as temporary:
+            shutil.copyfile(source, temporary)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+            raise OSError(error.errno, error.strerror, str(dest)) from error
+        raise
 
 
 def missing_data(folder: Path, files: Iterable[str], root: Path = Path(".")) -> list[str]:
@@ -287,15 +306,15 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
     if conflict:
         names = ", ".join(t.relative_to(root).as_posix() for _, t in conflict)
         raise ResumeError(
-            f"this checkout's {scale} run already has different file(s): {names}. Nothing"
-            " was copied; move them aside (or delete them) to take the published ones."
+            f"this checkout's {scale} run already has different file(s) or provenance"
+            f" records (sidecars): {names}. Nothing was copied; move them aside (or delete"
+            " them) to take the published ones."
         )
     now = time.time()
     for contract, target in to_copy:
         source = folder / contract
         for src, dest in ((source, target), (sidecar_path(source), sidecar_path(target))):
-            with atomic_path(dest) as temporary:
-                shutil.copyfile(src, temporary)
+            copy_to(src, dest)
     for _, target in to_copy + same:
         for path in (target, sidecar_path(target)):
             os.utime(path, (now, now))  # one instant: no restored file older than another
