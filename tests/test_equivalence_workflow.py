@@ -114,7 +114,7 @@ def test_a_neutral_edit_recorded_by_its_evidence_reruns_nothing(tiny_run: Path):
     commit(root, "record the evidence")
 
     assert planned_outputs(root) == set()
-    audited = galu(root, "audit", "--strict", "--folders", *FOLDERS)
+    audited = galu(root, "audit", "--strict", "--verbose", "--folders", *FOLDERS)
     assert "number-neutral" in audited.stdout and "byte-identical at tiny" in audited.stdout
 
 

@@ -219,7 +219,7 @@ def test_a_run_stage_by_stage_resumes_elsewhere_and_reruns_only_what_changed(tmp
     ledger.save(root)
     assert _planned_rules(smk(root, "-n").stdout) == planned
     run(["git", "commit", "-qam", "refactor and its evidence"], root)
-    audited = run([galu, "audit", "--strict"], root)  # the publication is current
+    audited = run([galu, "audit", "--strict", "--verbose"], root)  # the publication is current
     assert (
         "number-neutral" in audited.stdout and f"at by hand between {head[:12]}" in audited.stdout
     )

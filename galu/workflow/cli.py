@@ -166,10 +166,12 @@ def _print_equivalences(args: argparse.Namespace) -> None:
     steps = dict.fromkeys(step for chain in found.values() for step in chain)
     print(
         f"NOTE {len(found)} output(s) were made by earlier code that {LEDGER} records as"
-        f" number-neutral (e.g. {next(iter(found))}); the evidence:"
+        f" number-neutral (e.g. {next(iter(found))}), by {len(steps)} recorded change(s)"
+        + ("; the evidence:" if args.verbose else "; --verbose lists the evidence.")
     )
-    for step in steps:
-        print(f"  {step.evidence()}")
+    if args.verbose:
+        for step in steps:
+            print(f"  {step.evidence()}")
 
 
 def _audit_scope(args: argparse.Namespace) -> None:
@@ -722,6 +724,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="also fail when outputs were made on another commit or from a modified tree",
+    )
+    audit.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list the evidence of every recorded number-neutral change the outputs rely on",
     )
     audit.set_defaults(func=_audit)
     compare = sub.add_parser(
