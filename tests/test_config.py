@@ -168,7 +168,7 @@ BAD = [
     ),
     ("normalization.plot.x_max", -4.0, "normalization.plot.x_max: -4.0 is not allowed"),
     ("normalization.plot.colour", "red", "normalization.plot.colour: unknown key; allowed keys"),
-    ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: data, device"),
+    ("extra_stage", {}, "extra_stage: unknown key; allowed keys here: base, data, device"),
     ("normalization.plot", [1], "normalization.plot: [1] is not allowed; expected a mapping"),
     # A float with zero fraction is not an integer (the code uses these as counts and seeds).
     ("seed", 1e3, "seed: 1000.0 is not allowed; expected integer in [0, 4294967295]; write it"
@@ -237,7 +237,7 @@ def _leaf_keys(config: dict[str, Any], path: str = "") -> Iterator[str]:
 # What config/paper-cpu.yaml may change in config/paper.yaml: the scale, the device, the
 # reductions list, and only what a 2-core machine cannot afford.
 PAPER_CPU_MAY_CHANGE = re.compile(
-    r"scale|device|reductions"
+    r"scale|overlay_on|device|reductions"
     r"|(memorization|generalization|scm\.simulation)\.gpu|normalization\.trainability\.gpus"
     r"|memorization\.ensemble_overhead"
     r"|memorization\.underparam\.seeds|memorization\.min_width\.\w+\.(probe_seeds|parts)"
@@ -265,3 +265,21 @@ def test_paper_cpu_keeps_the_papers_per_network_settings():
     ids = {c["id"] for c in load_yaml(REPO / "workflow/claims.yaml")}
     named = [c for r in overlay["reductions"] for c in r["claims"]]
     assert named and set(named) <= ids
+
+
+@pytest.mark.parametrize("overlay", ["config/paper-cpu.yaml", "config/paper-smoke.yaml"])
+def test_an_overlay_without_its_base_is_refused_by_the_workflow_and_the_plan(overlay, capsys):
+    """config/paper-cpu.yaml alone would run the quick settings under the paper-cpu name, into
+    results/paper-cpu/: the overlay names its base, and both the workflow's checks and
+    `galu plan` refuse it without that base before it; with it, nothing is said."""
+    from galu.workflow.cli import main
+    from galu.workflow.consistency import overlay_problems
+    from galu.workflow.runconfig import run_config
+
+    alone = run_config(REPO, [overlay])
+    (problem,) = overlay_problems(alone)
+    assert f"pass both, --configfile config/paper.yaml {overlay}" in problem
+    assert overlay_problems(run_config(REPO, ["config/paper.yaml", overlay])) == []
+    assert overlay_problems(run_config(REPO, [])) == []
+    assert main(["plan", "--root", str(REPO), "--configfile", overlay]) == 2
+    assert "is an overlay on config/paper.yaml" in capsys.readouterr().err

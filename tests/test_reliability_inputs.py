@@ -116,7 +116,9 @@ CASES = [
     ),
     # -- unknown keys --
     Case(
-        "unknown_top_level_key", "seeds: unknown key; allowed keys here: data, device", {"seeds": 3}
+        "unknown_top_level_key",
+        "seeds: unknown key; allowed keys here: base, data, device",
+        {"seeds": 3},
     ),
     Case(
         "misspelt_section", "normalisation: unknown key; allowed keys here:", {"normalisation": {}}

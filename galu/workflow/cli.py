@@ -623,6 +623,10 @@ def _plan(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     config = run_config(root, args.configfile, args.config)
+    from galu.workflow.consistency import overlay_problems
+
+    for problem in overlay_problems(config):  # it would plan another run than the one named
+        raise UsageError(problem)
     model = CostModel.load(root / CONSTANTS)
     plan = make_plan(config, model, args.cores, args.gpus, args.speed)
     files = " ".join(args.configfile) or "config/config.yaml"

@@ -104,12 +104,29 @@ def _gpu_problems(config: Mapping[str, Any]) -> Iterator[str]:
             )
 
 
+_BASE_FILES = {"quick": "config/config.yaml", "paper": "config/paper.yaml"}
+
+
+def overlay_problems(config: Mapping[str, Any]) -> list[str]:
+    """An overlay given without the base it changes (``config/paper-cpu.yaml`` alone runs the
+    quick settings under the paper-cpu name, into its folders)."""
+    wanted = config.get("overlay_on", "none")
+    if wanted == "none" or config.get("base", "quick") == wanted:
+        return []
+    scale = config.get("scale", "?")
+    return [
+        f"the {scale} configuration is an overlay on {_BASE_FILES[wanted]}, which was not given"
+        f" before it: pass both, --configfile {_BASE_FILES[wanted]} config/{scale}.yaml"
+    ]
+
+
 def consistency_problems(
     config: Mapping[str, Any], environ: Mapping[str, str] | None = None
 ) -> list[str]:
     """Every contradiction in a schema-valid ``config``, one line each naming key and fix."""
     environ = os.environ if environ is None else environ
     found = [
+        *overlay_problems(config),
         *_mirror_problems(config, environ),
         *_data_problems(config),
         *(problem for stage in stages() for problem in stage.checks(config)),
