@@ -112,14 +112,44 @@ def test_workflow_names_a_broken_site_file_and_accepts_one_of_comments(repo_copy
         (["--configfile", "no/such.yaml"], "--configfile no/such.yaml: no such file under"),
         (["--configfile", "config/bad.yaml"], "config/bad.yaml is not valid YAML at line 2, col"),
         (["--configfile", "config/list.yaml"], "config/list.yaml must be a mapping of keys"),
+        # the traps Snakemake takes silently (#61): each would run another run than the one named
+        (
+            ["--configfile", "config/paper.yaml", "--configfile", "config/paper-cpu.yaml"],
+            "--configfile is given more than once: Snakemake keeps only the last",
+        ),
+        (
+            ["--config", "scm.simulation.N=10"],
+            "--config scm.simulation.N=10: Snakemake would set"
+            " a top-level key named 'scm.simulation.N'",
+        ),
+        (
+            ["--configfile", "config/twice.yaml"],
+            "config/twice.yaml is not valid YAML at line 2,"
+            " column 1: the key 'seed' is given twice",
+        ),
+        (
+            ["--configfile", "config/comments.yaml"],
+            "--configfile config/comments.yaml sets nothing",
+        ),
+        (
+            ["--configfile", "config/paper.yaml", "readme_check"],
+            "--configfile readme_check: no such file under",
+        ),
+        (
+            ["--configfile", "config/paper.yaml", "readme_check"],
+            "if readme_check is a target, put it before --configfile (or after --)",
+        ),
     ],
 )
 def test_run_refuses_what_snakemake_would_answer_with_a_traceback(checkout, args, message):
     (checkout / "config/bad.yaml").write_text("seed: [1,\n")
     (checkout / "config/list.yaml").write_text("- seed\n")
+    (checkout / "config/twice.yaml").write_text("seed: 1\nseed: 2\n")
+    (checkout / "config/comments.yaml").write_text("# seed: 1\n")
     out = galu("run", "-n", *args, cwd=checkout)
     assert out.returncode == 2, out.stdout + out.stderr
-    assert f"galu run: {message}" in out.stderr and "Traceback" not in out.stderr
+    assert message in out.stderr and out.stderr.startswith("galu run: ")
+    assert "Traceback" not in out.stderr
     assert out.stdout == ""  # Snakemake never started
 
 

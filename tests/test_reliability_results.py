@@ -284,3 +284,44 @@ def test_an_integrity_log_that_cannot_be_written_is_said(tree):
     assert (
         lines[1] == "galu: could not append the lines above to logs/integrity.log (Is a directory)"
     )
+
+
+def test_a_second_set_aside_keeps_the_first(tmp_path):
+    """A file rejected twice (say, damaged again after its job remade it) keeps every
+    rejected copy: x.csv.rejected, then x.csv.2.rejected, ..., none overwritten."""
+    from galu.workflow.audit import is_output
+    from galu.workflow.preflight import _set_aside
+
+    path = tmp_path / "x.csv"
+    names = []
+    for version in ("first", "second", "third"):
+        path.write_text(version)
+        names.append(_set_aside(path).name)
+    assert names == ["x.csv.rejected", "x.csv.2.rejected", "x.csv.3.rejected"]
+    assert [(tmp_path / n).read_text() for n in names] == ["first", "second", "third"]
+    assert not any(is_output(tmp_path / n) for n in names)  # the audit ignores them
+
+
+def test_informational_commands_are_told_apart():
+    from galu.workflow.snakemake_args import informational
+
+    for args in (["--list-rules"], ["-l"], ["--dag"], ["--summary"], ["--report=r.zip"],
+                 ["--lint"], ["--unlock"], ["--cleanup-metadata", "x"]):  # fmt: skip
+        assert informational(["snakemake", *args]), args
+    for args in (["--cores", "2"], ["-n"], ["--configfile", "config/paper.yaml"], ["all"]):
+        assert not informational(["snakemake", *args]), args
+
+
+@pytest.mark.slow
+def test_an_informational_command_moves_nothing(repo_copy):
+    """`snakemake --list-rules` used to set a damaged table aside: under an informational
+    command the pre-flight only reports, like a dry run."""
+    from conftest import run, tool
+
+    table = repo_copy / "results/normalization/coefficients.csv"
+    table.parent.mkdir(parents=True)
+    table.write_text("activation,alpha\nrelu,0.5\n")
+    (repo_copy / "results/normalization/coefficients.csv.meta.json").write_text("{}")
+    out = run([tool("snakemake"), "--list-rules"], repo_copy)
+    assert "normalization_coefficients" in out.stdout
+    assert table.is_file() and not list(repo_copy.rglob("*.rejected"))

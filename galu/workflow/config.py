@@ -26,11 +26,29 @@ class ConfigError(ValueError):
     """The configuration does not satisfy the schema; the message lists every problem."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (YAML would keep the last
+    silently: an overlay whose first setting never takes effect)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_config_file(path: str | Path, fix: str) -> dict[str, Any]:
-    """A configuration file as a mapping, ``{}`` when every line is a comment. A YAML mistake
-    is a ConfigError naming the file, line and column, then ``fix``."""
+    """A configuration file as a mapping, ``{}`` when every line is a comment. A YAML mistake,
+    a key given twice included, is a ConfigError naming the file, line and column, then
+    ``fix``."""
     try:
-        content = load_yaml(path)
+        with open(path, encoding="utf-8") as handle:
+            content = yaml.load(handle, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -38,6 +56,8 @@ def read_config_file(path: str | Path, fix: str) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid YAML{where}: {problem}; {fix}") from None
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror}; {fix}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text; {fix}") from None
     if content is None:
         return {}
     if not isinstance(content, dict):

@@ -69,7 +69,12 @@ def lock_held(root: Path) -> bool:
 
 
 def _set_aside(path: Path) -> Path:
-    target = path.with_name(path.name + REJECTED_SUFFIX)
+    """Rename ``path`` to ``<name>.rejected``, or where an earlier set-aside copy has that
+    name, ``<name>.2.rejected`` and so on: every rejected copy is kept for inspection."""
+    target, number = path.with_name(path.name + REJECTED_SUFFIX), 1
+    while target.is_file() or target.is_symlink():
+        number += 1
+        target = path.with_name(f"{path.name}.{number}{REJECTED_SUFFIX}")
     if target.is_dir():  # os.replace would say only "Is a directory"
         taken = "the set-aside name is taken by a folder"
         raise IsADirectoryError(errno.EISDIR, taken, str(target))
@@ -502,20 +507,20 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
             yield DataFinding(rel, problem, action)
             continue
         try:
-            _set_aside(path)
+            moved = _set_aside(path).relative_to(root).as_posix()
         except FileNotFoundError:  # gone since it was checked: nothing can read it
             continue
         except OSError as error:
             yield _stuck(root, path, problem, error)
             continue
-        action = f"moved it and its sidecar to {rel}{REJECTED_SUFFIX}; this run remakes it"
+        action = f"moved it and its sidecar to {moved}; this run remakes it"
         side = sidecar_path(path)
         try:
             if side.exists():
                 _set_aside(side)
         except OSError as error:  # the output is out of the way: its job remakes both
             action = (
-                f"moved it to {rel}{REJECTED_SUFFIX} (its sidecar could not be moved:"
+                f"moved it to {moved} (its sidecar could not be moved:"
                 f" {error.strerror or error}); this run remakes it"
             )
         yield DataFinding(rel, problem, action)

@@ -37,9 +37,35 @@ def _values(args: Sequence[str], options: tuple[str, ...]) -> Iterator[str]:
             yield token
 
 
+# Options that only print or inspect (no job runs): the pre-flight only reports under them.
+INFORMATIONAL = frozenset(
+    "--list-rules --list -l --list-target-rules --lt --lint --summary -S --detailed-summary -D"
+    " --dag --rulegraph --filegraph --d3dag --list-changes --lc --list-input-changes --li"
+    " --list-params-changes --lp --list-code-changes --list-untracked --lu --print-compilation"
+    " --archive --containerize --export-cwl --generate-unit-tests --unlock --cleanup-metadata"
+    " --cm --cleanup-shadow --report --version -v --help -h --list-conda-envs".split()
+)
+
+
+def informational(args: Sequence[str]) -> bool:
+    """Whether a Snakemake command line only prints or inspects (``--list-rules``, ``--dag``,
+    ``--report``, ...): nothing may be moved or deleted under it."""
+    return any(token.partition("=")[0] in INFORMATIONAL for token in args)
+
+
+def _option_count(args: Sequence[str], options: tuple[str, ...]) -> int:
+    return sum(token.partition("=")[0] in options for token in args)
+
+
 def check(args: Sequence[str], cwd: Path = Path()) -> None:
     """Raise a ConfigError naming the entry or file and the fix; return when Snakemake can
-    take the command line's config entries and config files."""
+    take the command line's config entries and config files as the user meant them."""
+    if _option_count(args, CONFIGFILE_OPTIONS) > 1:
+        raise ConfigError(
+            "--configfile is given more than once: Snakemake keeps only the last, so the run"
+            " would lose the earlier files (a paper-cpu run planned with the quick settings);"
+            " name them all after one, e.g. --configfile config/paper.yaml config/paper-cpu.yaml"
+        )
     for entry in _values(args, CONFIG_OPTIONS):
         key, equals, _ = entry.partition("=")
         if not equals or not key:
@@ -47,14 +73,27 @@ def check(args: Sequence[str], cwd: Path = Path()) -> None:
                 f"--config {entry}: entries are KEY=VALUE pairs, e.g. --config seed=3; nested"
                 " settings belong in a file given with --configfile"
             )
+        if "." in key:
+            raise ConfigError(
+                f"--config {entry}: Snakemake would set a top-level key named {key!r}, not the"
+                " nested setting; put nested settings in a file given with --configfile"
+            )
     for name in _values(args, CONFIGFILE_OPTIONS):
         path = cwd / name
         if not path.is_file():
+            target = "" if Path(name).suffix else (
+                f"; if {name} is a target, put it before --configfile (or after --), since"
+                " every word after --configfile is taken for a file"
+            )  # fmt: skip
             raise ConfigError(
                 f"--configfile {name}: no such file under {cwd.resolve()}; give the path of a"
-                " YAML file (e.g. config/paper.yaml)"
+                f" YAML file (e.g. config/paper.yaml){target}"
             )
-        read_config_file(path, fix="fix it, or leave it out of the command line")
+        if not read_config_file(path, fix="fix it, or leave it out of the command line"):
+            raise ConfigError(
+                f"--configfile {name} sets nothing (every line is a comment or it is empty);"
+                " leave it out, or give it the keys it should change"
+            )
 
 
 def snakemake_executable() -> str:

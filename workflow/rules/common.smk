@@ -12,6 +12,7 @@ from galu.workflow.claims_text import caption_path
 from galu.workflow.audit import CODE_CACHE
 from galu.workflow.closure import CodeScanner
 from galu.workflow.equivalence import LEDGER, Ledger, LedgerError
+from galu.workflow.snakemake_args import informational
 from galu.workflow.config import ConfigError, load_yaml, validate_files
 from galu.workflow.consistency import check_consistency
 from galu.workflow.costs import CostModel
@@ -57,7 +58,9 @@ if workflow.is_main_process:
         sys.exit(2)
     # Raw archives and processed arrays whose bytes fail their checks are set aside (never
     # used), so the jobs that make them run again; a dry run only reports them.
-    DRY_RUN = workflow.output_settings.dryrun
+    # An informational command (--list-rules, --dag, --summary, --report, ...) runs no job:
+    # like a dry run, the pre-flight only reports under it and moves nothing.
+    DRY_RUN = workflow.output_settings.dryrun or informational(sys.argv)
     FINDINGS = preflight(Path("."), dry_run=DRY_RUN)
     announce(
         FINDINGS,
