@@ -379,3 +379,18 @@ def test_the_makespan_of_more_workers_than_jobs_is_the_longest_job_in_bounded_me
     assert _makespan([3.0, 2.0, 1.0], 3_000_000_000) == 3.0  # was a list of 3e9 floats
     assert _makespan([3.0, 2.0, 1.0], 2) == 3.0 and _makespan([3.0, 2.0, 2.0], 2) == 4.0
     assert _makespan([], 5) == 0.0
+
+
+def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys):
+    """A plan made on a login node is for another machine: without --mem-gb (or
+    --this-machine, or the site's GALU_MACHINE_MEM_GB) it prints each job's needs and judges
+    nothing; given a machine too small, it refuses."""
+    from galu.workflow.cli import main
+    from galu.workflow.plan import problems
+
+    plan = make_plan(run_config(REPO), CostModel.load(REPO / CONSTANTS), cores=2, gpus=0)
+    assert problems(plan, None)[0] == []
+    assert problems(plan, 0.001)[0] != []
+    assert main(["plan", "--root", str(REPO)]) == 0
+    assert "memory not judged against a machine" in capsys.readouterr().out
+    assert main(["plan", "--root", str(REPO), "--mem-gb", "0.001"]) == 1

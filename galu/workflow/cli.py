@@ -616,10 +616,15 @@ def _plan(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} must be at least {1 if name == 'cores' else 0}")
     if not math.isfinite(args.speed) or not args.speed > 0:
         raise UsageError("--speed must be positive, e.g. --speed 1.2 for cores 1.2x as fast")
+    # Memory is judged against a machine only when asked (--mem-gb, --this-machine, or the
+    # GALU_MACHINE_MEM_GB a site sets): a plan made on a login node is for another machine.
+    asked = args.this_machine or "GALU_MACHINE_MEM_GB" in os.environ
     try:
         if args.mem_gb is not None:
             memory_gb(args.mem_gb, f"--mem-gb {args.mem_gb}")
-        mem_gb = args.mem_gb if args.mem_gb is not None else machine_memory_gb()
+        mem_gb = args.mem_gb if args.mem_gb is not None else (
+            machine_memory_gb() if asked else None
+        )  # fmt: skip
     except ValueError as error:
         raise UsageError(str(error)) from None
     config = run_config(root, args.configfile, args.config)
@@ -636,6 +641,11 @@ def _plan(args: argparse.Namespace) -> int:
     errors, warnings = problems(plan, mem_gb)
     for line in format_problems(errors, warnings):
         print(line)
+    if mem_gb is None:
+        print(
+            "memory not judged against a machine (the largest job's need is above): pass"
+            " --mem-gb for the machine it will run on, or --this-machine"
+        )
     return 1 if errors else 0
 
 
@@ -864,8 +874,13 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     plan.add_argument(
         "--mem-gb", type=float, default=None,
-        help="memory of the machine in GB (default: this machine's)",
+        help="judge the jobs' memory against a machine with this many GB",
     )  # fmt: skip
+    plan.add_argument(
+        "--this-machine",
+        action="store_true",
+        help="judge the jobs' memory against this machine's (or GALU_MACHINE_MEM_GB)",
+    )
     plan.set_defaults(func=_plan)
     readme = sub.add_parser(
         "readme", help="compare (or --update) README's generated claims sections"

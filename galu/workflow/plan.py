@@ -86,14 +86,14 @@ def make_plan(
     return Plan(predictions, declared, cores, gpus)
 
 
-def problems(plan: Plan, mem_gb: float) -> tuple[list[str], list[str]]:
+def problems(plan: Plan, mem_gb: float | None) -> tuple[list[str], list[str]]:
     """(errors, warnings), one line per rule and kind of problem: jobs whose predicted host
-    memory exceeds the machine's ``mem_gb``, and jobs whose predicted time exceeds their
-    declared runtime (the scheduler would kill them)."""
+    memory exceeds the machine's ``mem_gb`` (None: no machine to judge against), and jobs
+    whose predicted time exceeds their declared runtime (the scheduler would kill them)."""
     too_big: dict[str, list[Prediction]] = defaultdict(list)
     too_long: dict[str, list[Prediction]] = defaultdict(list)
     for p in plan.predictions:
-        if p.mem_mb > mem_gb * 1000:
+        if mem_gb is not None and p.mem_mb > mem_gb * 1000:
             too_big[p.job.rule].append(p)
         if p.seconds / 60 > plan.declared[p.job.label]:
             too_long[p.job.rule].append(p)
