@@ -389,3 +389,20 @@ def test_an_entry_whose_commits_are_not_in_the_history_is_not_trusted(toy: Path)
     copy = toy.parent / "no-git"
     shutil.copytree(toy, copy, ignore=shutil.ignore_patterns(".git"))
     assert set(Ledger.load(copy).untrusted) == {"1" * 64, "3" * 64}
+
+
+def test_an_entry_is_checked_against_the_closures_its_commits_really_have(toy, monkeypatch):
+    """Recomputed, not read: an entry recorded by `galu equivalence` holds; one whose closure
+    is not the script's at its commit (written by hand) is named, saying which side."""
+    from galu.workflow.equivalence_check import check
+    from galu.workflow.ledger_verify import cache_folder, recomputed_problems
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(toy.parent / "cache"))
+    _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'\nX = 1")
+    (real,) = check(toy, "HEAD~1", ["tiny"], say=lambda _: None).recorded
+    assert recomputed_problems(toy, [real]) == {}
+    assert len(list(cache_folder().glob("*.json"))) == 2  # one per commit, kept
+    forged = Equivalence(real.script, "9" * 64, real.same_as, real.baseline, real.checked,
+                         real.scales, real.outputs, real.changed)  # fmt: skip
+    (why,) = recomputed_problems(toy, [forged]).values()
+    assert why.startswith("scripts/b.py: recomputed, its closure at") and "not 999999999999" in why

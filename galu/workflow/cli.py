@@ -38,6 +38,7 @@ from galu.workflow.audit import (
     uncoded,
 )
 from galu.workflow.equivalence import LEDGER, closure_record
+from galu.workflow.ledger_verify import recomputed_problems
 from galu.workflow.lineage import explain, summary_lines
 from galu.workflow.provenance import git_state
 from galu.workflow.publish import (
@@ -158,9 +159,8 @@ def _commit_notes(args: argparse.Namespace, without_code: set[str]) -> list[str]
     return notes
 
 
-def _print_equivalences(args: argparse.Namespace) -> None:
+def _print_equivalences(args: argparse.Namespace, found: dict) -> None:
     """Outputs current only by a recorded number-neutral change: the evidence, once each."""
-    found = equivalent_outputs(args.root, args.folders)
     if not found:
         return
     steps = dict.fromkeys(step for chain in found.values() for step in chain)
@@ -231,11 +231,18 @@ def _audit(args: argparse.Namespace) -> int:
     ]
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
-    _print_equivalences(args)
+    relied = equivalent_outputs(args.root, args.folders)
+    _print_equivalences(args, relied)
+    # The entries these outputs rely on, recomputed from their commits (not read): one whose
+    # closures are not its commits' vouches for nothing.
+    steps = dict.fromkeys(step for chain in relied.values() for step in chain)
+    wrong = recomputed_problems(Path(args.root), steps)
+    for why in wrong.values():
+        print(f"PROBLEM {LEDGER} entry does not hold: {why}")
     head = git_state().get("commit")
     if notes and head:
         print(f"NOTE the checkout is at commit {head}")
-    problems = len(findings) + (len(notes) if args.strict else 0)
+    problems = len(findings) + len(wrong) + (len(notes) if args.strict else 0)
     checked = count_outputs(args.root, args.folders)
     lacking = left_out_inputs(args.root, args.folders)
     if lacking:  # by design after `galu resume`: not a problem, even under --strict
