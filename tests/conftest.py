@@ -91,7 +91,7 @@ def copy_repo(dest: Path) -> Path:
         "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
     }
-    for cmd in (["git", "add", "-A"], ["git", "commit", "-qm", "copy"]):
+    for cmd in (["git", "add", "-A"], ["git", "commit", "-q", "--allow-empty", "-m", "copy"]):
         subprocess.run(cmd, cwd=dest, check=True, env=env, capture_output=True)
     return dest
 
