@@ -91,7 +91,7 @@ def compare_section(readme: str, section: str, markers: Markers = QUICK_MARKERS)
     )
     for a, b in readme_differences(readme, section, markers):
         if a and b and _NUMBER.sub("#", a) == _NUMBER.sub("#", b):
-            where = (_ROW.match(b) or _ROW.match(a) or re.match(r"\W*(\S+)", b)).group(1)
+            where = (_ROW.match(b) or _ROW.match(a) or re.match(r"\W*([\w.-]+)", b)).group(1)
             pairs = zip(_NUMBER.findall(a), _NUMBER.findall(b), strict=True)
             result.numbers += [(where, x, y) for x, y in pairs if not _numbers_agree(x, y)]
         else:
