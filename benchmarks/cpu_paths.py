@@ -10,6 +10,8 @@ the native run's (the baseline, in the same invocation).
 
     python benchmarks/cpu_paths.py [--only NAME ...] [--out FILE.json] [--workdir DIR]
 
+Variants already in ``--out`` (from an earlier invocation) are not run again.
+
 It needs the datasets' local mirrors (config/local.yaml is copied into each clone). About
 five minutes a variant on two cores.
 """
@@ -100,8 +102,9 @@ def main() -> None:
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     names = ["native", *[n for n in args.only if n != "native"]]
-    runs = {}
-    for name in names:
+    # Variants already measured in --out (an earlier, interrupted invocation) are kept.
+    runs = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    for name in [n for n in names if n not in runs]:
         print(f"{name}: running the quick reproduction…", flush=True)
         runs[name] = run_variant(name, args.workdir)
         ratio = runs[name]["wall_s"] / runs["native"]["wall_s"]
