@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,11 +159,12 @@ def _commit_notes(args: argparse.Namespace, without_code: set[str]) -> list[str]
     return notes
 
 
-def _print_equivalences(args: argparse.Namespace, found: dict) -> None:
-    """Outputs current only by a recorded number-neutral change: the evidence, once each."""
+def _print_equivalences(args: argparse.Namespace, found: dict, steps: Iterable) -> None:
+    """Outputs current only by a recorded number-neutral change, and the ``steps`` of the
+    ledger they rely on: the evidence, once each."""
     if not found:
         return
-    steps = dict.fromkeys(step for chain in found.values() for step in chain)
+    steps = list(steps)
     print(
         f"NOTE {len(found)} output(s) were made by earlier code that {LEDGER} records as"
         f" number-neutral (e.g. {next(iter(found))}), by {len(steps)} recorded change(s)"
@@ -194,9 +195,7 @@ def _audit_scope(args: argparse.Namespace) -> None:
 def _checked_ledger(root: str | Path) -> None:
     """Read the checkout's equivalence ledger before anything else: a malformed one is a
     usage error naming the file and the fix (LedgerError, exit 2), not a traceback halfway."""
-    from galu.workflow.equivalence import Ledger
-
-    Ledger.load(root)
+    ledger_of(Path(root))  # (the audit's cached read: later reads in the command reuse it)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -232,10 +231,10 @@ def _audit(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"{'PROBLEM' if args.strict else 'NOTE'} {note}")
     relied = equivalent_outputs(args.root, args.folders)
-    _print_equivalences(args, relied)
+    steps = dict.fromkeys(step for chain in relied.values() for step in chain)
+    _print_equivalences(args, relied, steps)
     # The entries these outputs rely on, recomputed from their commits (not read): one whose
     # closures are not its commits' vouches for nothing.
-    steps = dict.fromkeys(step for chain in relied.values() for step in chain)
     wrong = recomputed_problems(Path(args.root), steps)
     for why in wrong.values():
         print(f"PROBLEM {LEDGER} entry does not hold: {why}")

@@ -119,14 +119,16 @@ def _clean_head(root: Path) -> str:
     return str(_git(root, "rev-parse", "HEAD"))
 
 
-def export(root: Path, commit: str, dest: Path) -> Path:
-    """The tree of ``commit`` under ``dest``, with this checkout's site settings."""
-    archive = _git(root, "archive", "--format=tar", commit, binary=True)
+def export(root: Path, commit: str, dest: Path, paths: Sequence[str] = ()) -> Path:
+    """The tree of ``commit`` under ``dest`` (only ``paths`` of it, if given), with this
+    checkout's site settings."""
+    archive = _git(root, "archive", "--format=tar", commit, *paths, binary=True)
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
     for rel in SITE_FILES:
         if (root / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)  # a partial export too
             shutil.copy2(root / rel, dest / rel)
     return dest
 

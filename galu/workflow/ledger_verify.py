@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterable
-from io import BytesIO
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
 from galu.workflow.equivalence import Equivalence
-from galu.workflow.equivalence_check import tree_closures
+from galu.workflow.equivalence_check import EquivalenceError, export, tree_closures
 
 
 def cache_folder() -> Path:
@@ -43,14 +40,9 @@ def commit_closures(root: Path, commit: str) -> dict[str, str]:
             return json.loads(cached.read_text())
         except ValueError:
             pass  # a damaged cache file: computed again below
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", commit, "galu", "scripts"],
-        cwd=root, capture_output=True, check=True,
-    ).stdout  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="galu-ledger-") as tmp:
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        found = {label: sha for label, (sha, _) in tree_closures(Path(tmp)).items()}
+        tree = export(root, commit, Path(tmp) / "tree", ("galu", "scripts"))
+        found = {label: sha for label, (sha, _) in tree_closures(tree).items()}
     try:
         atomic_write_bytes(cached, json.dumps(found, sort_keys=True).encode())
     except OSError:  # a read-only checkout only loses the cache
@@ -67,7 +59,7 @@ def recomputed_problems(root: Path, entries: Iterable[Equivalence]) -> dict[str,
         try:
             new = commit_closures(root, entry.checked).get(entry.script)
             old = commit_closures(root, entry.baseline).get(entry.script)
-        except (subprocess.CalledProcessError, OSError, ValueError) as error:
+        except (EquivalenceError, OSError, ValueError) as error:
             problems[entry.closure] = f"{entry.script}: its commits could not be scanned ({error})"
             continue
         wrong = [
