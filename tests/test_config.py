@@ -31,7 +31,9 @@ def defaults(schema: dict[str, Any]) -> dict[str, Any]:
     """The config the schema's defaults describe (objects built from their children)."""
     out = {}
     for key, sub in schema["properties"].items():
-        out[key] = defaults(sub) if sub.get("type") == "object" else sub["default"]
+        # an object with declared keys is built from them; a free mapping has its own default
+        nested = sub.get("type") == "object" and "properties" in sub
+        out[key] = defaults(sub) if nested else sub["default"]
     return out
 
 
@@ -69,7 +71,9 @@ def test_every_key_is_documented_and_bounded(key, sub):
     if kind == "string":
         assert "enum" in sub or "pattern" in sub, f"{key} accepts any string"
     if kind == "object":
-        assert sub.get("additionalProperties") is False, f"{key} accepts unknown keys"
+        # a free mapping (e.g. seeds_of) bounds its keys by propertyNames and its values
+        free = "propertyNames" in sub and isinstance(sub.get("additionalProperties"), dict)
+        assert sub.get("additionalProperties") is False or free, f"{key} accepts unknown keys"
 
 
 def _setting(config: dict[str, Any], key: str) -> Any:
@@ -244,7 +248,7 @@ PAPER_CPU_MAY_CHANGE = re.compile(
     r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
     # (scm.simulation.block: how many inputs are drawn at once; the process is the same)
     r"|scm\.simulation\.(N|seeds|n_test|block)|scm\.\w+\.sim_alpha_max"
-    r"|normalization\.trainability\.\w+|normalization\.ablation\.(lrs\.\w+|gain_factors)"
+    r"|normalization\.trainability\.(seeds_of\.)?\w+|normalization\.ablation\.(lrs\.\w+|gain_factors)"
 )
 
 
@@ -264,7 +268,7 @@ def test_paper_cpu_keeps_the_papers_per_network_settings():
     assert not config["scm"]["simulation"]["gpu"]
     ids = {c["id"] for c in load_yaml(REPO / "workflow/claims.yaml")}
     named = [c for r in overlay["reductions"] for c in r["claims"]]
-    assert named and set(named) <= ids
+    assert set(named) <= ids
 
 
 @pytest.mark.parametrize("overlay", ["config/paper-cpu.yaml", "config/paper-smoke.yaml"])
@@ -283,3 +287,13 @@ def test_an_overlay_without_its_base_is_refused_by_the_workflow_and_the_plan(ove
     assert overlay_problems(run_config(REPO, [])) == []
     assert main(["plan", "--root", str(REPO), "--configfile", overlay]) == 2
     assert "is an overlay on config/paper.yaml" in capsys.readouterr().err
+
+
+def test_seeds_of_names_only_trained_activations_and_positive_counts():
+    bad = merged(QUICK, {"normalization": {"trainability": {"seeds_of": {"foo": 1, "elu": 0}}}})
+    with pytest.raises(ConfigError) as err:
+        validate(bad, SCHEMA)
+    text = str(err.value)
+    assert "seeds_of: 'foo' is not allowed; expected one of relu," in text
+    assert "seeds_of.elu: 0 is not allowed; expected integer in [1, 100]" in text
+    validate(merged(QUICK, {"normalization": {"trainability": {"seeds_of": {"elu": 1}}}}), SCHEMA)

@@ -394,3 +394,18 @@ def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys):
     assert main(["plan", "--root", str(REPO)]) == 0
     assert "memory not judged against a machine" in capsys.readouterr().out
     assert main(["plan", "--root", str(REPO), "--mem-gb", "0.001"]) == 1
+
+
+def test_an_activation_with_its_own_seed_count_costs_in_proportion():
+    """normalization.trainability.seeds_of: paper-cpu trains the raw ELU at 1 seed and tanh
+    at 2 (neither keeps spectra), so at one depth the ELU job is exactly half the work."""
+    from galu.normalization.costs import _norm_train
+
+    cfg = run_config(REPO, ["config/paper.yaml", "config/paper-cpu.yaml"])
+    train = cfg["normalization"]["trainability"]
+    assert train["seeds"] == 2 and train["seeds_of"]["elu"] == 1 and "tanh" not in train["seeds_of"]
+    work = {
+        act: _norm_train(cfg, {"norm_activation": act, "norm_depth": "30"}).work
+        for act in ("tanh", "elu")
+    }
+    assert work["tanh"] == pytest.approx(2 * work["elu"], rel=1e-12)

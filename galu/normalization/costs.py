@@ -78,9 +78,10 @@ def _norm_train(config: Config, wc: Wildcards) -> Sizes:
     norm = config["normalization"]
     t, sp = norm["trainability"], norm["spectra"]
     depth = int(wc["norm_depth"])
+    seeds = t.get("seeds_of", {}).get(wc["norm_activation"], t["seeds"])
     total = Sizes(gpu=bool(t["gpus"]))
     for width in t["widths"]:
-        for _ in range(t["seeds"]):
+        for _ in range(seeds):
             total += _deep_mlp(depth, width, t, t["epochs"])
             if wc["norm_activation"] in sp["activations"]:
                 # W W^T spectra at init and after training; the init Jacobian's singular

@@ -9,7 +9,13 @@ NORM_ABLATION = config["normalization"]["ablation"]
 NORM_CIFAR = "data/processed/cifar10.npz"
 # One training job's outputs: results/normalization/runs/<activation>_depth<d>_<kind>.csv
 NORM_RUN = out("results/normalization/runs/{norm_activation}_depth{norm_depth}")
-NORM_SEEDS = run_seeds(config["seed"], NORM_TRAIN["seeds"])
+# Seeds per trained activation (trainability.seeds, or its own count under seeds_of), and
+# every seed any of them trains (the gathered tables' record).
+NORM_SEEDS_OF = {
+    act: run_seeds(config["seed"], NORM_TRAIN["seeds_of"].get(act, NORM_TRAIN["seeds"]))
+    for act in NORM_TRAIN["activations"]
+}
+NORM_SEEDS = sorted(set().union(*NORM_SEEDS_OF.values()))
 # Spectra are kept only for activations that are also trained.
 NORM_SPECTRA_ACTS = [
     a for a in NORM_SPECTRA["activations"] if a in NORM_TRAIN["activations"]
@@ -75,7 +81,7 @@ rule normalization_train:
     params:
         epochs=NORM_TRAIN["epochs"],
         data=NORM_DATA,
-        seeds=NORM_SEEDS,
+        seeds=lambda wc: NORM_SEEDS_OF[wc.norm_activation],
         data_seed=config["seed"],
         device=config["device"],
         spectra=lambda wc: wc.norm_activation in NORM_SPECTRA_ACTS,
