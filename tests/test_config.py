@@ -248,6 +248,8 @@ PAPER_CPU_MAY_CHANGE = re.compile(
     r"|generalization\.\w+\.seeds|generalization\.images\.(models|lrs|widths|gate_scales)"
     # (scm.simulation.block: how many inputs are drawn at once; the process is the same)
     r"|scm\.simulation\.(N|seeds|n_test|block)|scm\.\w+\.sim_alpha_max"
+    # (normalization.wide: runs beside the paper's, at its other width; not a change to them)
+    r"|normalization\.wide\.\w+"
     r"|normalization\.trainability\.(seeds_of\.)?\w+|normalization\.ablation\.(lrs\.\w+|gain_factors)"
 )
 

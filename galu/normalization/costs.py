@@ -9,9 +9,10 @@ declaration names them (``COSTS``), and ``galu plan`` and the jobs' resources us
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from galu.declarations import Config, Sizes, Wildcards, train_sizes
+from galu.declarations import Config, Formula, Sizes, Wildcards, train_sizes
 
 CIFAR_INPUTS = 3072
 CIFAR_IMAGES = 60_000
@@ -124,6 +125,41 @@ def _correlations(config: Config, wc: Wildcards) -> Sizes:
     return Sizes(work=len(c["activations"]) * per_act, bytes=held)
 
 
+def _at_wide_width(config: Config) -> Config:
+    """The configuration the wide jobs (normalization.wide) run: the trainability and
+    correlation settings at the wide width, epochs and seeds, no spectra kept."""
+    norm = config["normalization"]
+    wide = norm["wide"]
+    train = {
+        **norm["trainability"],
+        "widths": [wide["width"]],
+        "seeds": wide["seeds"],
+        "seeds_of": {},
+        "epochs": wide["epochs"],
+        "lr_sweep": {**norm["trainability"]["lr_sweep"]},
+    }
+    if wide["lrs"]:
+        train["lr_sweep"]["lrs"] = wide["lrs"]
+    correlations = {**norm["correlations"], "width": wide["width"]}
+    correlations["activations"] = wide["activations"]
+    spectra = {**norm["spectra"], "activations": []}
+    at_width = {**norm, "trainability": train, "correlations": correlations, "spectra": spectra}
+    return {**config, "normalization": at_width}
+
+
+@dataclass(frozen=True)
+class AtWideWidth:
+    """A wide job's cost: the formula of the rule whose script it runs (``twin``) at the
+    wide settings. Until the wide rule is measured itself, :mod:`galu.workflow.costs` gives
+    it the twin's fitted constants (read from ``twin``)."""
+
+    formula: Formula
+    twin: str
+
+    def __call__(self, config: Config, wc: Wildcards) -> Sizes:
+        return self.formula(_at_wide_width(config), wc)
+
+
 # rule -> its formula (the stage's declaration: galu/normalization/stage.py)
 COSTS = {
     "normalization_isometry": _isometry,
@@ -131,4 +167,7 @@ COSTS = {
     "normalization_train": _norm_train,
     "normalization_ablation": _ablation,
     "normalization_correlations": _correlations,
+    "normalization_lr_sweep_wide": AtWideWidth(_lr_sweep, "normalization_lr_sweep"),
+    "normalization_train_wide": AtWideWidth(_norm_train, "normalization_train"),
+    "normalization_correlations_wide": AtWideWidth(_correlations, "normalization_correlations"),
 }

@@ -4,6 +4,7 @@ figures and the tables they read (read by the workflow through :mod:`galu.workfl
 from __future__ import annotations
 
 from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.normalization import checks
 from galu.normalization.costs import COSTS
 
 _TRAIN = "galu.normalization.trainability.train_depth"
@@ -82,10 +83,39 @@ def figures(config: Config) -> list[Figure]:
     ]
 
 
+def _sweeps_and_training(
+    activations: list[str], depths: list[int], suffix: str = "", folder: str = ""
+) -> list[Job]:
+    """Per activation, its learning-rate sweep and one training job per depth (the rules
+    normalization_lr_sweep<suffix> and normalization_train<suffix>)."""
+    found = []
+    for act in activations:
+        found.append(
+            Job(
+                "normalization",
+                f"normalization_lr_sweep{suffix}",
+                f"normalization/{folder}lr_sweep_{act}",
+                {"norm_activation": act},
+            )
+        )
+        found += [
+            Job(
+                "normalization",
+                f"normalization_train{suffix}",
+                f"normalization/{folder}train_{act}_depth{depth}",
+                {"norm_activation": act, "norm_depth": str(depth)},
+            )
+            for depth in depths
+        ]
+    return found
+
+
 def jobs(config: Config) -> list[Job]:
     """Per trained activation, its learning-rate sweep and one training job per depth; per
-    ablation activation, its ablation job; the coefficients, isometry, depth-scale,
-    trainability, spectra, correlations and ablation tables."""
+    ablation activation, its ablation job; the same sweep and training jobs at the wide width
+    (normalization.wide), with its width table and correlations, where it names activations;
+    the coefficients, isometry, depth-scale, trainability, spectra, correlations and ablation
+    tables."""
     train = config["normalization"]["trainability"]
     found = [
         Job(
@@ -96,23 +126,17 @@ def jobs(config: Config) -> list[Job]:
         )
         for act in config["normalization"]["ablation"]["activations"]
     ]
-    for act in train["activations"]:
-        found.append(
-            Job(
-                "normalization",
-                "normalization_lr_sweep",
-                f"normalization/lr_sweep_{act}",
-                {"norm_activation": act},
-            )
-        )
+    wide = config["normalization"]["wide"]
+    found += _sweeps_and_training(train["activations"], train["depths"])
+    found += _sweeps_and_training(wide["activations"], wide["depths"], "_wide", "wide/")
+    if wide["activations"]:
         found += [
+            Job("normalization", "normalization_widths", "normalization/widths"),
             Job(
                 "normalization",
-                "normalization_train",
-                f"normalization/train_{act}_depth{depth}",
-                {"norm_activation": act, "norm_depth": str(depth)},
-            )
-            for depth in train["depths"]
+                "normalization_correlations_wide",
+                "normalization/wide/correlations",
+            ),
         ]
     tables = (
         "coefficients",
@@ -137,6 +161,8 @@ runtime_min = runtime_settings(
     {
         "normalization_lr_sweep": _training,
         "normalization_train": _training,
+        "normalization_lr_sweep_wide": _training,
+        "normalization_train_wide": _training,
         "normalization_ablation": _training,
     }
 )
@@ -151,5 +177,6 @@ STAGE = Stage(
     jobs=jobs,
     runtime_min=runtime_min,
     costs=COSTS,
+    checks=checks.problems,
     datasets=lambda config: ["cifar10"],  # every job that trains or measures networks
 )

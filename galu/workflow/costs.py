@@ -63,6 +63,16 @@ FORMULAS: dict[str, Formula] = {
 }
 
 
+# rule -> the measured rule whose constants it borrows: a formula with a ``twin`` (e.g.
+# galu.normalization.costs.AtWideWidth, the same script at another width)
+TWINS = {
+    rule: formula.twin
+    for stage in stages()
+    for rule, formula in stage.costs.items()
+    if isinstance(getattr(formula, "twin", None), str)
+}
+
+
 def job_sizes(rule: str, config: Config, wildcards: Wildcards) -> Sizes:
     """The sizes of one job; rules without a formula cost only their constant."""
     formula = FORMULAS.get(rule)
@@ -118,8 +128,9 @@ class CostModel:
         return self.machines.get(machine, 1.0)
 
     def constants(self, rule: str) -> RuleConstants:
-        """A rule's constants; one never measured (a new rule) gets the default's."""
-        return self.rules.get(rule, self.default)
+        """A rule's constants; one never measured gets its twin's (the same script at other
+        settings, :data:`TWINS`), or else (a new rule) the default's."""
+        return self.rules.get(rule) or self.rules.get(TWINS.get(rule, ""), self.default)
 
     def cpu_seconds(self, rule: str, sizes: Sizes) -> float:
         c = self.constants(rule)

@@ -233,6 +233,112 @@ rule normalization_correlations:
         "../../scripts/normalization_correlations.py"
 
 
+# A second width for some activations and depths (normalization.wide; none at most scales):
+# the same sweep and training scripts, at that width, into results/normalization/wide/.
+NORM_WIDE = config["normalization"]["wide"]
+NORM_WIDE_RUN = out(
+    "results/normalization/wide/runs/{norm_activation}_depth{norm_depth}"
+)
+NORM_WIDE_SEEDS = run_seeds(config["seed"], NORM_WIDE["seeds"])
+
+
+use rule normalization_lr_sweep as normalization_lr_sweep_wide with:
+    output:
+        **with_sidecars(
+            csv=out("results/normalization/wide/lr_sweep/{norm_activation}.csv")
+        ),
+    log:
+        job_log("normalization/wide/lr_sweep_{norm_activation}"),
+    benchmark:
+        job_benchmark("normalization/wide/lr_sweep_{norm_activation}")
+    resources:
+        **job_resources("normalization_lr_sweep_wide", gpu=NORM_TRAIN["gpus"]),
+    params:
+        sweep={
+            **NORM_TRAIN["lr_sweep"],
+            "lrs": NORM_WIDE["lrs"] or NORM_TRAIN["lr_sweep"]["lrs"],
+        },
+        widths=[NORM_WIDE["width"]],
+        data=NORM_DATA,
+        seed=config["seed"],
+        device=config["device"],
+
+
+use rule normalization_train as normalization_train_wide with:
+    input:
+        npz=NORM_CIFAR,
+        sweep=rules.normalization_lr_sweep_wide.output.csv,
+    output:
+        **with_sidecars(
+            curves=f"{NORM_WIDE_RUN}_curves.csv",
+            spectra=f"{NORM_WIDE_RUN}_spectra.csv",
+            jacobian=f"{NORM_WIDE_RUN}_jacobian.csv",
+        ),
+    log:
+        job_log("normalization/wide/train_{norm_activation}_depth{norm_depth}"),
+    benchmark:
+        job_benchmark("normalization/wide/train_{norm_activation}_depth{norm_depth}")
+    resources:
+        **job_resources("normalization_train_wide", gpu=NORM_TRAIN["gpus"]),
+    params:
+        epochs=NORM_WIDE["epochs"],
+        data=NORM_DATA,
+        seeds=NORM_WIDE_SEEDS,
+        data_seed=config["seed"],
+        device=config["device"],
+        spectra=False,
+        jacobian_samples=0,
+
+
+# The wide runs and the trainability runs of the same activations and depths, judged at the
+# epoch the wide runs reach.
+NORM_WIDE_JOBS = dict(
+    norm_activation=NORM_WIDE["activations"], norm_depth=NORM_WIDE["depths"]
+)
+
+
+rule normalization_widths:
+    input:
+        curves=expand(rules.normalization_train_wide.output.curves, **NORM_WIDE_JOBS)
+        + expand(rules.normalization_train.output.curves, **NORM_WIDE_JOBS),
+    output:
+        **with_sidecars(csv=out("results/normalization/widths.csv")),
+    log:
+        job_log("normalization/widths"),
+    benchmark:
+        job_benchmark("normalization/widths")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        **job_resources("normalization_widths"),
+    params:
+        loss_fraction=NORM_TRAIN["loss_fraction"],
+        epoch=NORM_WIDE["epochs"],
+        seeds=sorted(set(NORM_SEEDS) | set(NORM_WIDE_SEEDS)),
+    script:
+        "../../scripts/normalization_widths.py"
+
+
+use rule normalization_correlations as normalization_correlations_wide with:
+    output:
+        **with_sidecars(csv=out("results/normalization/wide/correlations.csv")),
+    log:
+        job_log("normalization/wide/correlations"),
+    benchmark:
+        job_benchmark("normalization/wide/correlations")
+    resources:
+        **job_resources("normalization_correlations_wide"),
+    params:
+        settings={
+            **config["normalization"]["correlations"],
+            "activations": NORM_WIDE["activations"],
+            "width": NORM_WIDE["width"],
+        },
+        n_train=NORM_TRAIN["n_train"],
+        seed=config["seed"],
+
+
 # The tables the claims and the figures read (docs/design.md, Contracts).
 stage_targets(
     "normalization",
@@ -244,5 +350,13 @@ stage_targets(
         rules.normalization_spectra.output.jacobian,
         rules.normalization_correlations.output.csv,
         rules.normalization_ablation_table.output.csv,
-    ],
+    ]
+    + (
+        [
+            rules.normalization_widths.output.csv,
+            rules.normalization_correlations_wide.output.csv,
+        ]
+        if NORM_WIDE["activations"]
+        else []
+    ),
 )
