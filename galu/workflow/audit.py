@@ -54,7 +54,7 @@ IGNORED_SUFFIXES = (".rejected", ".part")
 # The start of the problem of an output made by other code than the tree's (see code_problem).
 STALE = "stale:"
 STALE_INPUT = f"{STALE} its input"
-# The workflow's parse cache of module hashes (workflow/rules/common.smk), read for speed.
+# The workflow's parse cache of module hashes (run_hooks.code_tracking), read for speed.
 
 
 @functools.lru_cache(maxsize=8)

@@ -5,9 +5,10 @@ contradict each other or the machine: a mirror that is a file or an unknown kind
 substitute whose file does not belong to its dataset, a ``<name>_min`` above its
 ``<name>_max``, GPU requests together with ``device: cpu``, and each stage's own checks
 (``checks`` of its declaration, ``galu/<paper>/checks.py``: e.g. soft-committee starts no
-student can have, a grid in which no point qualifies). ``workflow/rules/common.smk`` calls
-:func:`check_consistency` in Snakemake's main process only, for every stage's settings at
-once, so a contradiction stops the run before its first job rather than hours into it.
+student can have, a grid in which no point qualifies). The workflow calls
+:func:`check_consistency` (:func:`galu.workflow.run_hooks.check_at_parse`) in Snakemake's
+main process only, for every stage's settings at once, so a contradiction stops the run
+before its first job rather than hours into it.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ The pre-flight never degrades silently: a file that fails and cannot be set asid
 set-aside name is taken, the folder is read-only), or that cannot be read to check it, is a
 *blocking* finding, and the run stops before any job starts (nothing may read it), saying
 what is in the way; a dry run says that a real run would stop.
-``workflow/rules/common.smk`` calls it in Snakemake's main process only; the configuration's
+The workflow calls it (:func:`galu.workflow.run_hooks.check_at_parse`) in Snakemake's main
+process only; the configuration's
 own contradictions are :mod:`galu.workflow.consistency`'s.
 """
 

@@ -245,8 +245,8 @@ class Run:
         run = cls(
             smk.rule,
             wildcards=_named_items(smk.wildcards),
-            # The code closure the workflow adds to every script rule (common.smk, track_code)
-            # is recorded apart from the parameters, so params_sha256 stays the settings' hash.
+            # The code closure the workflow adds to every script rule (run_hooks.track_code) is
+            # recorded apart from the parameters, so params_sha256 stays the settings' hash.
             params={k: v for k, v in params.items() if k != "code"},
             code=_job_code(params.get("code")),
             inputs=inputs,

@@ -8,6 +8,20 @@
 # authors' numbers, workflow/reference/) are inputs too, unscaled: every scale reads the same.
 
 
+def plot_rule_params(stage, figure):
+    """The params of a figure's plot rule: what it draws and how (scripts/plot.py)."""
+    return {
+        "figure": figure.name,
+        "module": stage.figures_module,
+        "draw": dict(figure.draw),
+        "scale": SCALE,
+        "seeds": list(figure.seeds) if figure.seeds is not None else None,
+        "computed_by": {
+            t: list(table.computed_by) for t, table in figure.tables.items()
+        },
+    }
+
+
 for plot_stage in STAGES:
     plot_figures = plot_stage.figures(config)
     for plot_figure in plot_figures:

@@ -3,6 +3,8 @@
 # static isometry, the spectra of (1/n) F F^T for raw and normalized activations against
 # Marchenko-Pastur. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
+from galu.seeding import run_seeds
+
 NORM_ISO = config["normalization"]["isometry"]
 
 

@@ -3,6 +3,8 @@
 # Jacobian spectra), the tables gathered from them, the ablation (optimizers, learning rates
 # and gains at one depth; ours) and the correlations of networks at initialization. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
+from galu.seeding import run_seeds
+
 NORM_TRAIN = config["normalization"]["trainability"]
 NORM_SPECTRA = config["normalization"]["spectra"]
 NORM_ABLATION = config["normalization"]["ablation"]

@@ -4,13 +4,34 @@
 
 
 import glob
+import sys
+
+import yaml
 
 from galu.workflow.feedback import normalize_zip_modes
 from galu.workflow.landing import run_summary
 from galu.workflow.observations import observation_sources
 from galu.workflow.report_build import REPORT
+from galu.workflow.report_build import build_path as report_build_path
+from galu.workflow.report_build import install_report
 from galu.workflow.scales import OutputRoot
 from galu.workflow.stages import sentence_modules
+
+# The configuration of this run, handed to the report built on success.
+REPORT_CONFIG = Path(".snakemake/galu/report_config.yaml")
+
+
+def claim_sources(wildcards):
+    """CSVs the claims read that this configuration produces (others become not_run).
+
+    Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
+    sources = {c["source"] for c in CLAIMS}
+    sources |= {
+        v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
+    }
+    sources |= {c["robustness"]["source"] for c in CLAIMS if "robustness" in c}
+    return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
+
 
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 # Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
@@ -43,7 +64,7 @@ rule claims:
             counts=out("results/claims_counts.json"),
         ),
         captions=REPORT_CAPTIONS,
-        caption_metas=[meta(c) for c in REPORT_CAPTIONS],
+        caption_metas=[str(sidecar_path(c)) for c in REPORT_CAPTIONS],
     log:
         job_log("report/claims"),
     benchmark:

@@ -1,0 +1,139 @@
+"""The Snakefile's hooks (galu/workflow/run_hooks.py) on their own, with stand-ins for
+Snakemake's ``workflow``; the whole runs are tested by the tiny runs of test_workflow and the
+reliability tests. And the one Snakemake internal a run replaces, pinned."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from snakemake.script import PythonScript, ScriptBase
+
+from galu.workflow import run_hooks
+from galu.workflow.config import load_yaml
+from galu.workflow.runconfig import run_config
+
+from conftest import REPO
+
+# The warm jobs replace PythonScript.execute_script (run_hooks.start_warm_jobs) and call
+# ScriptBase._execute_cmd with the attributes ScriptBase.__init__ sets: no supported
+# interface chooses how a script job's interpreter starts. Their source as of Snakemake
+# 9.27.1; when an upgrade changes one, this fails: read the new source, check that
+# run_hooks._warm_execute still does what the original does for a one-thread job without
+# conda, container or modules, then update the hash.
+PINNED = {
+    "PythonScript.execute_script": (
+        PythonScript.execute_script,
+        "f8f5d2f25a6908fe7a34698ffea662a9107e32b3a44aa44c54d3b30e14fee3f5",
+    ),
+    "ScriptBase._execute_cmd": (
+        ScriptBase._execute_cmd,
+        "b9b67e04996c10c51ebaf7af77119715f05a4be8a3734825866b4ad04e6ff6ee",
+    ),
+    "ScriptBase.__init__": (
+        ScriptBase.__init__,
+        "318dfe47f8b553ed952168f3bfcea9ca7d22753262710b28eac7bece176f1ca6",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_snakemake_internals_the_warm_jobs_replace_are_unchanged(name):
+    function, pinned = PINNED[name]
+    source = inspect.getsource(function)
+    assert hashlib.sha256(source.encode()).hexdigest() == pinned, (
+        f"Snakemake's {name} changed: check run_hooks._warm_execute against it"
+    )
+
+
+def test_the_warm_execute_falls_back_to_the_original_for_jobs_it_cannot_take():
+    calls = []
+
+    def cold(self, fname, edit=False):
+        calls.append((fname, edit))
+
+    warm = run_hooks._warm_execute(cold)
+    job = SimpleNamespace(
+        threads=1, conda_env=None, container_img=None, env_modules=None, bench_record=None
+    )
+    run_hooks.WARM.clear()  # no server: cold
+    warm(job, "a.py")
+    run_hooks.WARM["server"] = "socket"
+    try:
+        warm(SimpleNamespace(**{**vars(job), "threads": 2}), "b.py")
+        warm(SimpleNamespace(**{**vars(job), "conda_env": "env"}), "c.py")
+        warm(job, "d.py", edit=True)
+        sent = []
+        job._execute_cmd = lambda cmd, **kw: sent.append((cmd, kw["fname"]))
+        warm(job, "e.py")
+    finally:
+        run_hooks.WARM.clear()
+    assert calls == [("a.py", False), ("b.py", False), ("c.py", False), ("d.py", True)]
+    assert sent == [("{py_exec} -m galu.workflow.warm_jobs run {fname:q} {usage:q}", "e.py")]
+
+
+def _workflow(main=True):
+    return SimpleNamespace(
+        is_main_process=main,
+        local_exec=True,
+        resource_settings=SimpleNamespace(default_resources=None, overwrite_resources=None),
+        output_settings=SimpleNamespace(dryrun=True),
+    )
+
+
+def test_a_bad_configuration_stops_the_main_process_only(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the pre-flight looks at ./data: nothing there
+    schema = str(REPO / "workflow/schemas/config.schema.yaml")
+    config = run_config(REPO)
+    run_hooks.check_at_parse(_workflow(), config, schema)  # a good one: nothing said
+    assert capsys.readouterr().err == ""
+    bad = {**config, "seed": -1}
+    run_hooks.check_at_parse(_workflow(main=False), bad, schema)  # a job step: not checked
+    with pytest.raises(SystemExit) as stopped:
+        run_hooks.check_at_parse(_workflow(), bad, schema)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("galu: invalid configuration") and "seed: -1 is not allowed" in err
+    assert "Traceback" not in err
+
+
+def test_a_reduction_naming_no_claim_stops_the_run(capsys):
+    claims = load_yaml(REPO / "workflow/claims.yaml")
+    run_hooks.check_reductions({"reductions": [{"text": "t", "claims": []}]}, claims)
+    with pytest.raises(SystemExit) as stopped:
+        run_hooks.check_reductions({"reductions": [{"text": "t", "claims": ["nope"]}]}, claims)
+    assert stopped.value.code == 2
+    assert "galu: reductions: 'nope' is not a claim id" in capsys.readouterr().err
+
+
+class _Rule:
+    def __init__(self, script, **params):
+        self.script = script
+        self.params = SimpleNamespace(keys=lambda: params.keys(), items=lambda: params.items())
+        self.basedir = SimpleNamespace(
+            get_path_or_uri=lambda secret_free: str(REPO / "workflow/rules")
+        )
+        self.code = None
+
+    def set_params(self, code):
+        self.code = code
+
+
+def test_every_script_rule_gets_its_closure_and_only_those():
+    scanner, ledger = run_hooks.code_tracking(str(REPO))
+    plot = _Rule("../../scripts/plot.py", module="galu.scm.figures")
+    train = _Rule("../../scripts/normalization_train.py")
+    shell = _Rule(None)
+    run_hooks.track_code([plot, train, shell], scanner, ledger)
+    assert shell.code is None
+    assert train.code["script"] == "scripts/normalization_train.py" and "imports" not in train.code
+    assert plot.code["imports"] == ["galu.scm.figures"]
+    assert len(train.code["sha256"]) == 64 != plot.code["sha256"]
+    # the closure follows the figures module: another stage's figures, another hash
+    other = _Rule("../../scripts/plot.py", module="galu.normalization.figures")
+    run_hooks.track_code([other], scanner, ledger)
+    assert other.code["sha256"] != plot.code["sha256"]
+    assert Path(REPO / train.code["script"]).is_file()
