@@ -209,7 +209,7 @@ def test_a_folder_galu_may_not_write_is_named_with_the_fix(tmp_path, monkeypatch
     import tempfile
 
     from galu.workflow.cli import main
-    from galu.workflow.publish import PAPER_MARKERS
+    from galu.workflow.publication_readme import PAPER_MARKERS
     from galu.workflow.readme_sections import QUICK_MARKERS
 
     monkeypatch.chdir(tmp_path)

@@ -168,3 +168,44 @@ def test_every_committed_metrics_file_is_strict_json():
     assert len(found) >= 2  # paper-cpu's claims summary and coefficients summary at least
     for path in found:
         assert isinstance(strict_json(path.read_text()), dict), path
+
+
+def test_agreeing_verdicts_from_opposite_sides_of_the_expectation_are_flagged(
+    tmp_path, monkeypatch, capsys
+):
+    """norm_relu_trains_to_about_30_layers fails at the quick scale (depth 0: nothing trains
+    in 5 epochs) and at paper-cpu (depth 60): the same verdict for opposite reasons."""
+    head = "claim_id,paper,expected,measured,tolerance,verdict,compare,scale,precision\n"
+    quick = head + (
+        "depth,normalization,30,0,10,fail,within,quick,1\n"
+        "near,normalization,30,35,10,pass,within,quick,1\n"
+        "above,normalization,0,0.2,0,fail,at_most,quick,0.01\n"
+        "edge,normalization,30,40,10,pass,within,quick,1\n"
+    )
+    paper = head + (
+        "depth,normalization,30,60,10,fail,within,paper-cpu,1\n"
+        "near,normalization,30,25,10,pass,within,paper-cpu,1\n"
+        "above,normalization,0,0.1,0,fail,at_most,paper-cpu,0.01\n"
+        "edge,normalization,30,19,10,fail,within,paper-cpu,1\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    claims(tmp_path / "a", quick)
+    claims(tmp_path / "b", paper)
+    assert galu("a", "b") == 1  # `edge` differs
+    out = capsys.readouterr().out.splitlines()
+    flags = {line.split()[0]: line.split("  ")[-1].strip() for line in out[4:8]}
+    # within the tolerance on both sides is no finding; 40 is 10 above 30, on the bound
+    assert flags == {"depth": "OPPOSITE SIDES", "near": "pass", "above": "fail", "edge": "DIFFERS"}
+    assert out[-1] == (
+        "galu compare: 4 claims, 1 verdict differ (1 pass against fail, 1 agreeing on opposite"
+        " sides of the expected value)."
+    )
+    # every verdict agreeing, `depth` still from opposite sides: a finding (exit 1) on its own
+    claims(tmp_path / "b", paper.replace("19,10,fail", "21,10,pass"))
+    assert galu("a", "b") == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "galu compare: 4 claims, 0 verdicts differ (1 agreeing on opposite sides of the"
+        " expected value)."
+    )
+    claims(tmp_path / "b", quick)
+    assert galu("a", "b") == 0

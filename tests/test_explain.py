@@ -58,13 +58,37 @@ def _run(root, monkeypatch):
     table.to_csv(root / "results/claims.csv", index=False)
 
 
+# What `galu explain` prints from the verdict to the lineage's summary, with --chain or not.
+VERDICT_TO_LINEAGE = [
+    "verdict:       fail",
+    "finding:       the search at the smallest m/d needs more.",
+    "figure:        figures/memorization/zero_error.png",
+    "",
+    "How these files were made: 3 file(s), 3 made by 3 job(s) of 3 rule(s) on no recorded"
+    " commit; every file checked against its record.",
+]
+
+
 def test_explain_prints_the_claim_its_rows_verdict_and_each_file_once(
     tmp_path, monkeypatch, capsys
 ):
     _run(tmp_path, monkeypatch)
+    # The answer first: the paper's number and ours, the bound, the verdict, the lineage in
+    # one line (a made-up claim without a paper number; files with no commit recorded).
     assert main(["explain", "width_about_m_over_d"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "width_about_m_over_d (galu paper; sec. 3; quick run)",
+        "statement:     Memorizing m labels takes about m/d neurons.",
+        "paper says:    no number for this",
+        "we measure:    0.5: fraction of searches with kd/m within 0.25 of 1",
+        "expected:      ≥ 1",
+        *VERDICT_TO_LINEAGE,
+        "Every file, its job, parameters and inputs: galu explain width_about_m_over_d --chain",
+        "galu explain: 0 problem(s) in the chain of width_about_m_over_d.",
+    ]
+    assert main(["explain", "width_about_m_over_d", "--chain"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:22] == [
+    assert lines[:23] == [
         "width_about_m_over_d (galu paper; sec. 3; quick run)",
         "statement:     Memorizing m labels takes about m/d neurons.",
         "quantity:      fraction of searches with kd/m within 0.25 of 1",
@@ -83,17 +107,14 @@ def test_explain_prints_the_claim_its_rows_verdict_and_each_file_once(
         "expected:      ≥ 1",
         "tolerance:     0",
         "justification: a width is a whole number of neurons.",
-        "verdict:       fail",
-        "finding:       the search at the smallest m/d needs more.",
-        "figure:        figures/memorization/zero_error.png",
-        "",
-        "How these files were made (each file once; one met again: see above):",
+        *VERDICT_TO_LINEAGE,
+        "Each file once (one met again: see above):",
         "results/memorization/min_width.csv  [ok]",
-        lines[21],
+        lines[22],
     ]
     said = r"rule {} on commit \S+, code not recorded, device cpu, finished \S+"
-    assert re.fullmatch("   " + said.format("collect"), lines[21]), lines[21]
-    chain = lines[22:]
+    assert re.fullmatch("   " + said.format("collect"), lines[22]), lines[22]
+    chain = lines[23:]
     # parameter values, not their hash; the part the figure shares is only named again
     assert chain == [
         "   params: none",
@@ -118,7 +139,7 @@ def test_explain_says_when_the_rows_no_longer_give_the_recorded_value(
     claims = pd.read_csv("results/claims.csv")
     claims["measured"] = 1.0  # as if the table changed after the verdict was written
     claims.to_csv("results/claims.csv", index=False)
-    assert main(["explain", "width_about_m_over_d"]) == 0
+    assert main(["explain", "width_about_m_over_d", "--chain"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("measured:"))
     assert lines[at : at + 2] == [
@@ -245,3 +266,22 @@ def test_params_are_shown_as_values_and_a_sidecar_without_them_says_so():
     )
     long = Node("x.csv", "rule r", [], params="params: " + ", ".join(["key=value"] * 12))
     assert [len(line) <= 100 for line in long.lines()] == [True, True, True, True]
+
+
+def test_the_chain_summary_counts_each_file_job_rule_and_commit_once():
+    from galu.workflow.lineage import Node, chain_summary
+
+    raw = Node("data/raw/x.gz", "raw archive", [], raw=True)
+    part = Node("runs/p0.csv", "", [], inputs=[raw], job="search part=0", commit="a1")
+    part1 = Node("runs/p1.csv", "", ["changed"], job="search part=1", commit="b2")
+    table = Node("t.csv", "", [], inputs=[part, part1], job="collect", commit="a1")
+    figure = Node("f.png", "", [], inputs=[Node("runs/p0.csv", "", [], repeats=True)],
+                  job="plot figure=f", commit="a1")  # fmt: skip
+    assert chain_summary([table, figure]) == (
+        "5 file(s), 4 made by 4 job(s) of 3 rule(s) on 2 commit(s), from 1 raw data file(s);"
+        " 1 problem(s)"
+    )
+    assert chain_summary([figure]) == (
+        "1 file(s), 1 made by 1 job(s) of 1 rule(s) on 1 commit(s); every file checked against"
+        " its record"
+    )

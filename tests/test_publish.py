@@ -15,19 +15,15 @@ from galu.workflow.cli import main
 from galu.workflow.jobs import stage_of
 from galu.workflow.output import Run
 from galu.workflow.provenance import sealed_sidecar, sha256_file, sidecar_path
-from galu.workflow.publish import (
-    PAPER_MARKERS,
+from galu.workflow.publication_folders import (
     PublishError,
-    commits_text,
-    counted,
     described_path,
-    paper_section,
     publication_folder,
     publication_of,
-    publish,
-    run_times,
-    unfinished_stages,
 )
+from galu.workflow.publication_manifest import counted, run_times, unfinished_stages
+from galu.workflow.publication_readme import PAPER_MARKERS, commits_text, paper_section
+from galu.workflow.publish import publish
 from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
 
 from conftest import NOT_COPIED, REPO
@@ -559,7 +555,7 @@ def test_what_a_killed_publish_leaves_is_named_then_cleaned_or_put_back(
     whole publication beside it stays clean, README's section unchanged); the next publish
     cleans up, putting the previous publication back byte for byte when nothing replaced it;
     a resume meanwhile says where it is."""
-    from galu.workflow.publish import leftover_problem, recover_interrupted
+    from galu.workflow.publication_folders import leftover_problem, recover_interrupted
     from galu.workflow.resume import ResumeError, resume
 
     monkeypatch.chdir(tmp_path)
@@ -724,7 +720,7 @@ def test_a_second_publish_while_one_runs_is_refused_and_touches_nothing(tmp_path
 
 
 def test_a_republished_run_keeps_the_machine_its_publication_records(tmp_path, monkeypatch):
-    from galu.workflow.publish import previous_machine
+    from galu.workflow.publication_manifest import previous_machine
 
     monkeypatch.chdir(tmp_path)
     assert previous_machine("paper-cpu") is None

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from galu.workflow import cli
-from galu.workflow.publish import PAPER_MARKERS
+from galu.workflow.commands import readme as readme_command
+from galu.workflow.publication_readme import PAPER_MARKERS
 from galu.workflow.readme_sections import (
     QUICK_MARKERS,
     compare_section,
@@ -67,7 +68,7 @@ def run_verdicts(tmp_path: Path, monkeypatch, run_section: str, capsys) -> tuple
     rows = [{"claim_id": "gap", "verdict": "pass", "measured": 0.05, "figure": "f.png",
              "scale": "quick", "statement": "s", "paper": "galu"}]  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "results/claims.csv", index=False)
-    monkeypatch.setattr(cli, "_paper_section", lambda args: "paper 1\n")
+    monkeypatch.setattr(readme_command, "paper_level_section", lambda args: "paper 1\n")
     status = cli.main(["readme", "--verdicts"])
     return status, capsys.readouterr().out
 

@@ -16,7 +16,8 @@ import pytest
 import galu.workflow.preflight
 from galu.atomic import atomic_write_bytes
 from galu.workflow.output import Run
-from galu.workflow.preflight import CHECKED_CACHE, announce, blocked, preflight
+from galu.workflow.preflight import CHECKED_CACHE, preflight
+from galu.workflow.preflight_findings import announce, blocked
 from galu.workflow.provenance import sealed_sidecar, sha256_file
 
 TABLE = "results/s/table.csv"
@@ -290,7 +291,7 @@ def test_a_second_set_aside_keeps_the_first(tmp_path):
     """A file rejected twice (say, damaged again after its job remade it) keeps every
     rejected copy: x.csv.rejected, then x.csv.2.rejected, ..., none overwritten."""
     from galu.workflow.audit import is_output
-    from galu.workflow.preflight import _set_aside
+    from galu.workflow.preflight_findings import _set_aside
 
     path = tmp_path / "x.csv"
     names = []

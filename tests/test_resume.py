@@ -20,7 +20,8 @@ from galu.workflow.closure import CodeScanner
 from galu.workflow.equivalence import Equivalence, Ledger
 from galu.workflow.output import Run
 from galu.workflow.provenance import sidecar_path
-from galu.workflow.publish import STATE, publish
+from galu.workflow.publication_folders import STATE
+from galu.workflow.publish import publish
 from galu.workflow.resume import ResumeError, resume
 from galu.workflow.snakemake_metadata import metadata_record_path, read_metadata
 

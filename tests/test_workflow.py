@@ -277,7 +277,7 @@ def test_audit_passes_then_names_a_tampered_input_and_a_missing_sidecar(finished
 
 def test_explain_a_claim_of_the_run_rows_verdict_and_chain_with_values(finished_run):
     claim = "mem_random_signs_need_about_m_over_d_neurons"
-    out = run([tool("galu"), "explain", claim], finished_run).stdout
+    out = run([tool("galu"), "explain", claim, "--chain"], finished_run).stdout
     verdicts = pd.read_csv(finished_run / "results/claims.csv").set_index("claim_id")
     table = pd.read_csv(finished_run / "results/memorization/min_width.csv")
     [search] = table[table["criterion"] == "zero_error"].itertuples()  # the tiny grid: one

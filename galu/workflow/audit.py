@@ -31,15 +31,15 @@ from typing import Any
 from galu.workflow.closure import Closure, CodeScanner, changed_files
 from galu.workflow.equivalence import LEDGER, Equivalence, Ledger
 from galu.workflow.provenance import SIDECAR_SUFFIX, seal_problem, sha256_file
-from galu.workflow.publish import (
+from galu.workflow.publication_folders import (
     described_path,
-    left_out_before,
     leftover_of,
     leftover_problem,
     publication_of,
     publication_scale,
     published_copy,
 )
+from galu.workflow.publication_manifest import left_out_before
 from galu.workflow.scales import SCALED_FOLDERS, unscaled
 from galu.workflow.sidecar_shape import shape_problem
 from galu.workflow.vouch import elsewhere_problem

@@ -1,5 +1,7 @@
 """Two runs' claims side by side (``galu compare A B``): per claim, each run's measured value
-and verdict, and a flag where the verdicts differ.
+and verdict, and a flag where the verdicts differ, or where they agree only because both
+runs missed the expectation on opposite sides (e.g. a depth claim of "about 30" that one
+scale measures at 0 and the other at 60: both fail, for opposite reasons).
 
 A run is named by the folder of its ``claims.csv``: a quick run's ``results``, another
 scale's ``results/<scale>``, a publication's ``published/<scale>/results`` (or the
@@ -46,11 +48,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Row:
-    """One claim of the comparison; ``None`` for the side that lacks the claim."""
+    """One claim of the comparison; ``None`` for the side that lacks the claim. ``opposite``:
+    the verdicts agree, yet each run lies beyond the tolerance on another side of the
+    expected value."""
 
     claim_id: str
     a: tuple[str, str] | None  # (measured, verdict)
     b: tuple[str, str] | None
+    opposite: bool = False
 
     @property
     def flag(self) -> str:
@@ -58,7 +63,24 @@ class Row:
             return "only in B"
         if self.b is None:
             return "only in A"
-        return "DIFFERS" if self.a[1] != self.b[1] else ""
+        if self.a[1] != self.b[1]:
+            return "DIFFERS"
+        return "OPPOSITE SIDES" if self.opposite else ""
+
+
+def _offset(row: pd.Series) -> float:
+    """How far a claim's measured value lies beyond its tolerance from the expected value:
+    positive above, negative below, 0 within it or where the table cannot tell (a table
+    without ``expected`` and ``tolerance``, a value not measured)."""
+    try:
+        measured, expected = float(row["measured"]), float(row["expected"])
+        tolerance = float(row["tolerance"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+    gap = measured - expected
+    if not all(map(math.isfinite, (measured, expected))) or abs(gap) <= abs(tolerance):
+        return 0.0
+    return gap
 
 
 def _git_text(spec: str) -> str:
@@ -124,20 +146,31 @@ def _sides(run: Run) -> dict[str, tuple[str, str]]:
     return {str(r["claim_id"]): (value_text(r), str(r["verdict"])) for _, r in run.table.iterrows()}
 
 
+def _offsets(run: Run) -> dict[str, float]:
+    return {str(r["claim_id"]): _offset(r) for _, r in run.table.iterrows()}
+
+
 def compare(a: Run, b: Run) -> list[Row]:
     """One row per claim of either run: A's claims in A's order, then those only B has."""
     sides_a, sides_b = _sides(a), _sides(b)
+    off_a, off_b = _offsets(a), _offsets(b)
     ids = list(sides_a) + [c for c in sides_b if c not in sides_a]
-    return [Row(c, sides_a.get(c), sides_b.get(c)) for c in ids]
+    return [
+        Row(c, sides_a.get(c), sides_b.get(c), off_a.get(c, 0.0) * off_b.get(c, 0.0) < 0)
+        for c in ids
+    ]
 
 
 def summary(rows: Sequence[Row]) -> str:
     """``47 claims, 10 verdicts differ (0 pass against fail, 1 only in A)``: the differing
     verdicts that are disagreements (one run's ``pass``, the other's ``fail``; the rest are a
-    claim one run did not judge, ``not_run`` or ``indicative``), and the claims one run lacks."""
+    claim one run did not judge, ``not_run`` or ``indicative``), the agreeing verdicts
+    reached from opposite sides of the expected value, and the claims one run lacks."""
     differ = [r for r in rows if r.flag == "DIFFERS"]
     judged = sum({r.a[1], r.b[1]} == {"pass", "fail"} for r in differ if r.a and r.b)
     notes = [f"{judged} pass against fail"] if differ else []
+    if opposite := sum(r.flag == "OPPOSITE SIDES" for r in rows):
+        notes.append(f"{opposite} agreeing on opposite sides of the expected value")
     notes += [
         f"{n} only in {side}"
         for side in ("A", "B")

@@ -30,7 +30,7 @@ from galu.workflow.claims import Claim, measure, parse_claims, selected_rows
 from galu.workflow.claims_table import ClaimsTableError, read_claims_table
 from galu.workflow.claims_text import bound_text, measured_text, tolerance_text, verdict_notes
 from galu.workflow.config import load_yaml
-from galu.workflow.lineage import Walk, explain, summary_lines
+from galu.workflow.lineage import Node, Walk, chain_summary, explain, summary_lines
 from galu.workflow.precision import format_measured
 from galu.workflow.scales import judged_as
 from galu.workflow.tables import CONTRACTS_DIR, contract_for
@@ -202,11 +202,33 @@ def verdict_lines(claim: Claim, row: Any, results: str) -> list[str]:
     return lines
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) and value.strip() else ""
+
+
+def answer_lines(claim: Claim, row: Any, results: str) -> list[str]:
+    """The short answer: the paper's number and ours, the bound and the verdict (and, for a
+    failure, our finding; for a claim not judged, why)."""
+    if row is None:
+        return verdict_lines(claim, row, results)
+    lines = _field("paper says", _text(getattr(row, "paper_says", None)) or "no number for this")
+    lines += _field("we measure", f"{measured_text(row)}: {claim.quantity or 'the quantity'}")
+    lines += _field("expected", bound_text(row.compare, row.expected, row.tolerance))
+    lines += _field("verdict", f"{row.verdict}{verdict_notes(row)}")
+    if row.verdict not in ("pass", "fail") and _text(row.reason):
+        lines += _field("why", row.reason)
+    if row.verdict == "fail":
+        lines += _field("finding", _text(row.finding) or "none yet")
+    return lines
+
+
 def explain_claim(
-    claim_id: str, root: Path, results: str = "results"
+    claim_id: str, root: Path, results: str = "results", chain: bool = False
 ) -> tuple[list[str], list[Finding]]:
     """The lines ``galu explain`` prints for ``claim_id`` of the run whose results folder is
-    ``results`` (relative to ``root``), and the provenance problems of its chain."""
+    ``results`` (relative to ``root``), and the provenance problems of its chain: the short
+    answer and a one-line lineage summary; with ``chain``, how the value follows from the
+    rows, the tolerance's justification and every file of the chain."""
     table = claims_csv(root, results)
     scale = str(table["scale"].iloc[0]) if len(table) else "quick"
     claim = claim_named(claim_id, root, judged_as(scale), list(table["claim_id"]))
@@ -215,26 +237,30 @@ def explain_claim(
     section = f"; {claim.section}" if claim.section else ""
     lines = [f"{claim.claim_id} ({claim.paper} paper{section}; {scale} run)"]
     lines += _field("statement", claim.statement)
-    lines += _field("quantity", claim.quantity or "not described")
-    lines += measurement_lines(claim, root, results, row)
-    lines += verdict_lines(claim, row, results)
+    if chain:
+        lines += _field("quantity", claim.quantity or "not described")
+        lines += measurement_lines(claim, root, results, row)
+        lines += verdict_lines(claim, row, results)
+    else:
+        lines += answer_lines(claim, row, results)
     figure = located(results, claim.figure)
     drawn = (root / figure).is_file()
     lines += _field("figure", figure + ("" if drawn else " (not drawn in this run's folder)"))
     files = [located(results, claim.source), *([figure] if drawn else [])]
-    chain, findings = chain_lines(root, files)
-    lines += ["", "How these files were made (each file once; one met again: see above):", *chain]
+    nodes = chain_nodes(root, files)
+    findings = [f for node in nodes for f in node.findings()]
+    lines += ["", f"How these files were made: {chain_summary(nodes)}."]
+    if chain:
+        lines += ["Each file once (one met again: see above):"]
+        lines += [line for node in nodes for line in node.lines()]
+    else:
+        lines += [f"  {f.path}: {f.problem}" for f in findings]
+        lines += [f"Every file, its job, parameters and inputs: galu explain {claim_id} --chain"]
     return [*lines, *summary_lines("galu explain", claim_id, findings)], findings
 
 
-def chain_lines(root: Path, paths: list[str]) -> tuple[list[str], list[Finding]]:
-    """The provenance chains of ``paths`` printed together (a file in several is described
-    once), and their problems."""
+def chain_nodes(root: Path, paths: list[str]) -> list[Node]:
+    """The provenance chains of ``paths``, walked together (a file in several is described
+    once)."""
     walk = Walk(root, code_scanner(root))
-    lines: list[str] = []
-    findings: list[Finding] = []
-    for path in paths:
-        node = explain(path, root, walk)
-        lines += node.lines()
-        findings += node.findings()
-    return lines, findings
+    return [explain(path, root, walk) for path in paths]

@@ -46,6 +46,11 @@ class Node:
     # An output whose inputs are those of an earlier one (a table and its sibling table):
     # that output's path, and how many inputs, instead of the list again.
     same_inputs_as: tuple[str, int] | None = None
+    # What made it, for the chain's one-line summary: its job (rule and wildcards) and
+    # commit; or ``raw``: a raw data file.
+    job: str = ""
+    commit: str = ""
+    raw: bool = False
 
     def lines(self, depth: int = 0) -> list[str]:
         pad = "  " * depth + ("<- " if depth else "")
@@ -69,6 +74,10 @@ class Node:
         for child in self.inputs:
             out.extend(child.lines(depth + 1))
         return out
+
+    def walk(self) -> list[Node]:
+        """This node and every node below it (a file met again is its repeating node)."""
+        return [self, *(n for child in self.inputs for n in child.walk())]
 
     def findings(self) -> list[Finding]:
         """Every problem of the chain, as the audit's findings (this node's first; a file
@@ -162,7 +171,12 @@ def _raw_nodes(root: Path, record: dict) -> list[Node]:
         problem = raw_archive_problem(root, path)
         how = "pinned substitute" if raw.get("substitute") else "published checksums"
         nodes.append(
-            Node(rel, f"raw archive, checked against the {how}", [problem] if problem else [])
+            Node(
+                rel,
+                f"raw archive, checked against the {how}",
+                [problem] if problem else [],
+                raw=True,
+            )
         )
     return nodes
 
@@ -213,6 +227,10 @@ def explain(path: str | Path, root: str | Path = ".", walk: Walk | None = None) 
         return Node(rel, f"no sidecar (source file, sha256 {sha256_file(full)[:12]})", [])
     problems = list(check_output(root, full, walk.scanner))
     node = Node(rel, _describe(record), problems, params=walk.params_of(rel, record))
+    wildcards = record.get("wildcards")
+    wildcards = wildcards if isinstance(wildcards, dict) else {}
+    node.job = " ".join([str(record.get("rule")), *(f"{k}={v}" for k, v in wildcards.items())])
+    node.commit = str((record.get("git") or {}).get("commit") or "")
     # A published copy's chain runs through the published copies of its inputs (and stops
     # at inputs that were not published: galu.workflow.audit.input_location).
     located = [input_location(root, rel, item["path"]) for item in record.get("inputs", [])]
@@ -224,6 +242,25 @@ def explain(path: str | Path, root: str | Path = ".", walk: Walk | None = None) 
         node.inputs = [explain(where, root, walk) for where in located]
     node.inputs.extend(_raw_nodes(root, record))
     return node
+
+
+def chain_summary(nodes: list[Node]) -> str:
+    """The chains of ``nodes`` in one sentence: how many files, made by how many jobs of how
+    many rules on how many commits, from how many raw data files, and whether every check
+    passed (each file counted once)."""
+    every = {n.path: n for node in nodes for n in node.walk() if not n.repeats}
+    made = [n for n in every.values() if n.job]
+    rules = {n.job.split()[0] for n in made}
+    commits = {n.commit for n in made if n.commit}
+    raw = sum(n.raw for n in every.values())
+    problems = sum(len(n.problems) for n in every.values())
+    checks = "every file checked against its record" if not problems else (f"{problems} problem(s)")
+    raw_text = f", from {raw} raw data file(s)" if raw else ""
+    on = f"on {len(commits)} commit(s)" if commits else "on no recorded commit"
+    return (
+        f"{len(every)} file(s), {len(made)} made by {len({n.job for n in made})} job(s) of"
+        f" {len(rules)} rule(s) {on}{raw_text}; {checks}"
+    )
 
 
 def summary_lines(command: str, what: str, findings: list[Finding]) -> list[str]:

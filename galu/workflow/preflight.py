@@ -22,135 +22,43 @@ what is in the way; a dry run says that a real run would stop.
 The workflow calls it (:func:`galu.workflow.run_hooks.check_at_parse`) in Snakemake's main
 process only; the configuration's
 own contradictions are :mod:`galu.workflow.consistency`'s.
+
+This module checks the files and says what fails; the findings, setting a file aside and the
+integrity log are :mod:`galu.workflow.preflight_findings`'s, and restoring or fetching again a
+raw archive that fails is :mod:`galu.workflow.preflight_repair`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import functools
 import json
-import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galu.atomic import atomic_path, atomic_write_bytes
+from galu.atomic import atomic_write_bytes
 from galu.workflow.data.errors import DataError
 from galu.workflow.data.fetch import read_manifest
-from galu.workflow.provenance import SIDECAR_SUFFIX, sha256_file, sidecar_path, stamp_manifest
+from galu.workflow.preflight_findings import (
+    DataFinding,
+    _dry_action,
+    _rel,
+    _set_aside,
+    _stuck,
+    _unreadable,
+)
+from galu.workflow.preflight_repair import _adopt, _raw_problem, _refetch, _restore, _unshare
+from galu.workflow.provenance import sha256_file, sidecar_path
 from galu.workflow.vouch import bytes_problem, sidecar_problem
 
-REJECTED_SUFFIX = ".rejected"
-_LOG = Path("logs/integrity.log")
 # Stat fingerprints of dataset files that passed (see _Checked); Snakemake's own folder.
 CHECKED_CACHE = Path(".snakemake/galu/checked.json")
-
-
-@dataclass(frozen=True)
-class DataFinding:
-    """A dataset file that failed its check, and what the pre-flight did about it."""
-
-    path: str
-    problem: str
-    action: str
-    # The file fails (or could not be checked) and is still where a job would read it.
-    blocking: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.problem}; {self.action}"
 
 
 def lock_held(root: Path) -> bool:
     """Whether a Snakemake run holds (or a killed one left) a lock in ``root``."""
     locks = root / ".snakemake" / "locks"
     return locks.is_dir() and any(locks.glob("*.lock"))
-
-
-def _set_aside(path: Path) -> Path:
-    """Rename ``path`` to ``<name>.rejected``, or where an earlier set-aside copy has that
-    name, ``<name>.2.rejected`` and so on: every rejected copy is kept for inspection."""
-    target, number = path.with_name(path.name + REJECTED_SUFFIX), 1
-    while target.is_file() or target.is_symlink():
-        number += 1
-        target = path.with_name(f"{path.name}.{number}{REJECTED_SUFFIX}")
-    if target.is_dir():  # os.replace would say only "Is a directory"
-        taken = "the set-aside name is taken by a folder"
-        raise IsADirectoryError(errno.EISDIR, taken, str(target))
-    os.replace(path, target)
-    return target
-
-
-def _rel(root: Path, path: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _fix(root: Path, path: Path, error: OSError | None) -> str:
-    """What the person must do so that ``path`` can be set aside (``error``: why it could not)."""
-    target = path.with_name(path.name + REJECTED_SUFFIX)
-    code = error.errno if error is not None else None
-    if target.is_dir() or code in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
-        return f"remove or rename {_rel(root, target)}, which is in the way"
-    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or not _writable(path.parent):
-        return f"make {_rel(root, path.parent)}/ writable"
-    return f"move {_rel(root, path)} out of the tree"
-
-
-def _writable(folder: Path) -> bool:
-    try:
-        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-    return not read_only and os.access(folder, os.W_OK)
-
-
-def _obstacle(root: Path, path: Path) -> str | None:
-    """Why a real run could not set ``path`` aside (None when nothing is in the way)."""
-    target = path.with_name(path.name + REJECTED_SUFFIX)
-    if target.is_dir():
-        return f"{_rel(root, target)} is a folder"
-    if not _writable(path.parent):
-        return f"{_rel(root, path.parent)}/ is not writable"
-    return None
-
-
-def _stuck(root: Path, path: Path, problem: str, error: OSError) -> DataFinding:
-    """A file that fails and could not be set aside: nothing may read it."""
-    target = _rel(root, path.with_name(path.name + REJECTED_SUFFIX))
-    why = error.strerror or str(error)
-    action = (
-        f"could not move it to {target} ({why}); nothing started, so that no job reads it:"
-        f" {_fix(root, path, error)}, then run again"
-    )
-    return DataFinding(_rel(root, path), problem, action, blocking=True)
-
-
-def _unreadable(root: Path, path: Path, error: OSError) -> DataFinding:
-    """A file the pre-flight could not read to check: nothing may read it unchecked."""
-    problem = f"could not be read to check it ({error.strerror or error})"
-    action = (
-        "nothing started, so that no job reads it unchecked: make it readable, or move it"
-        " out of the tree, then run again"
-    )
-    return DataFinding(_rel(root, path), problem, action, blocking=True)
-
-
-def _dry_action(root: Path, path: Path, remedy: str) -> str:
-    """What a real run would do with a failing ``path`` (a dry run touches nothing)."""
-    rel = _rel(root, path)
-    obstacle = _obstacle(root, path)
-    if obstacle is None:
-        return f"a real run moves it to {rel}{REJECTED_SUFFIX} and {remedy}"
-    fix = _fix(root, path, None)
-    return (
-        f"a real run cannot move it to {rel}{REJECTED_SUFFIX} ({obstacle}) and stops before"
-        f" any job: {fix}, then run again"
-    )
 
 
 class _Checked:
@@ -283,132 +191,6 @@ def _manifest_problem(root: Path, manifest: Path, checked: _Checked) -> str | No
         except DataError:
             problem = "is not a readable download manifest (a list of name, sha256, source)"
     return problem
-
-
-def _raw_problem(root: Path, path: Path) -> str | None:
-    from galu.workflow.audit import check_output
-
-    problems = list(check_output(root, path))
-    return "; ".join(problems) if problems else None
-
-
-def _local_source(entry: Mapping[str, Any]) -> Path | None:
-    """The local file a manifest entry says its archive came from (None: a URL, or gone)."""
-    source = str(entry.get("source") or "")
-    if source.startswith("substitute "):
-        source = source.removeprefix("substitute ")
-    src = Path(source)
-    if not source or "://" in source or not src.is_absolute() or not src.is_file():
-        return None
-    return src
-
-
-def _restore(entry: Mapping[str, Any], dest: Path) -> str | None:
-    """Copy the archive back from where the manifest says it came, if those bytes still match.
-
-    Returns the source used, or None when there is no such verifiable local copy.
-    """
-    src = _local_source(entry)
-    if src is None:
-        return None
-    source = str(src)
-    if sha256_file(src) != entry.get("sha256"):
-        return None
-    try:
-        with atomic_path(dest) as tmp:
-            shutil.copyfile(src, tmp)
-    except OSError:  # the folder cannot take it (full, read-only): fetch it again instead
-        return None
-    if sha256_file(dest) != entry.get("sha256"):  # pragma: no cover - the copy itself failed
-        _set_aside(dest)
-        return None
-    return source
-
-
-def _refetch(root: Path, manifest: Path) -> tuple[str, bool]:
-    """Make Snakemake run the download again: set aside the manifest (the download job's
-    output) and the processed array made from these archives (else Snakemake, finding the
-    array up to date, would never ask for the missing archive). Returns what it did and
-    whether something it had to set aside is still in place (the run must stop)."""
-    processed = root / "data" / "processed" / f"{manifest.parent.name}.npz"
-    moved, stuck = [], []
-    for path in (manifest, Path(f"{manifest}{SIDECAR_SUFFIX}"), processed):
-        if path.exists():
-            try:
-                moved.append(_set_aside(path).relative_to(root).as_posix())
-            except OSError as error:
-                stuck.append((path, error))
-    if stuck:
-        path, error = stuck[0]
-        names = ", ".join(_rel(root, p) for p, _ in stuck)
-        return (
-            f"; could not set aside {names} ({error.strerror or error}), so this run cannot"
-            f" fetch the archive again; nothing started: {_fix(root, path, error)}, then run again"
-        ), True
-    return (
-        f"; set aside {', '.join(moved)}; this run fetches the archive again from a source"
-        " that passes verification and rebuilds what was made from it"
-    ), False
-
-
-def _unshare(
-    root: Path, dry_run: bool, manifest: Path, entries: Iterable[Mapping[str, Any]]
-) -> Iterator[DataFinding]:
-    """Archives that are hard links into the mirror they came from (an older galu linked
-    them): a write under data/raw/ would change the shared copy, so each gets bytes of its
-    own (a copy renamed over the link; the mirror's file is not touched)."""
-    for entry in entries:
-        path, source = manifest.parent / str(entry["name"]), _local_source(entry)
-        try:
-            shared = source is not None and path.is_file() and os.path.samefile(path, source)
-        except OSError:
-            shared = False
-        if not shared:
-            continue
-        problem = f"is a hard link to the mirror's {source}: a write here would change the mirror"
-        action = "a real run replaces it by a copy of its own"
-        if not dry_run:
-            try:
-                with atomic_path(path) as tmp:
-                    shutil.copyfile(path, tmp)
-                action = "replaced it by a copy of its own (same bytes); the mirror is untouched"
-            except OSError as error:
-                action = (
-                    f"could not replace it by a copy ({error.strerror or error}); make"
-                    f" {_rel(root, path.parent)}/ writable so that it can be"
-                )
-        yield DataFinding(_rel(root, path), problem, action)
-
-
-ADOPTED = "pre-flight: adopted"
-
-
-def _adopt(root: Path, dry_run: bool, manifest: Path) -> Iterator[DataFinding]:
-    """A readable manifest without a sidecar (``galu data fetch`` wrote none before 07b7f57)
-    whose every archive is in place and verifies: it gets a sidecar (rule ``ADOPTED``)
-    instead of being fetched again, which would rebuild the arrays made from it and rerun
-    every job that read them."""
-    if sidecar_path(manifest).exists():
-        return
-    try:
-        entries = read_manifest(manifest)
-    except (OSError, DataError):
-        return  # not a manifest to adopt: the manifest's own check sets it aside
-    archives = [manifest.parent / e["name"] for e in entries]
-    if not entries or not all(a.is_file() and _raw_problem(root, a) is None for a in archives):
-        return
-    rel, problem = _rel(root, manifest), "has no provenance sidecar (an older `galu data fetch`)"
-    if dry_run:
-        yield DataFinding(rel, problem, "its archives verify: a real run gives it a sidecar")
-        return
-    substitute = any(bool(e.get("substitute")) for e in entries)
-    try:
-        with contextlib.chdir(root):  # sidecars record paths relative to the checkout
-            stamp_manifest(rel, substitute, rule=ADOPTED, params={"dataset": manifest.parent.name})
-    except OSError:
-        return  # cannot write it here: the manifest's own check says what is in the way
-    then = "its archives verify, so it was given a sidecar; nothing is fetched again or rebuilt"
-    yield DataFinding(rel, problem, then)
 
 
 _REFETCHES = "fetches the dataset again (the archives already here are verified, not downloaded)"
@@ -583,36 +365,3 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding
         then = "the next run hashes them again"
         findings.append(DataFinding(CHECKED_CACHE.as_posix(), problem, then))
     return findings
-
-
-def blocked(findings: Iterable[DataFinding]) -> str | None:
-    """The line that stops a run whose pre-flight left a failing file in place (None when
-    nothing blocks): each such finding above says what to do."""
-    stuck = [f.path for f in findings if f.blocking]
-    if not stuck:
-        return None
-    return (
-        f"nothing started: {len(stuck)} file(s) fail their check and are still where a job"
-        f" would read them ({', '.join(stuck)}); do what each line above says, then run again"
-    )
-
-
-def announce(
-    findings: Iterable[DataFinding], emit: Callable[[str], None], root: Path, record: bool = True
-) -> None:
-    """Send each finding to ``emit`` and, when ``record``, append it to ``logs/integrity.log``
-    under ``root`` (a dry run passes ``record=False``: it writes nothing)."""
-    lines = [f"galu: {finding}" for finding in findings]
-    for line in lines:
-        emit(line)
-    if lines and record:
-        import datetime as _dt
-
-        log = root / _LOG
-        stamp = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as handle:
-                handle.writelines(f"{stamp} {line}\n" for line in lines)
-        except OSError as error:
-            emit(f"galu: could not append the lines above to {_LOG} ({error.strerror or error})")

@@ -45,19 +45,19 @@ from galu.workflow.provenance import (
     sidecar_mismatch,
     sidecar_path,
 )
-from galu.workflow.publish import (
+from galu.workflow.publication_folders import (
     ASIDE,
     MANIFEST,
-    RUN_FOLDERS,
     SCALE_NAME,
     STATE,
     publication_folder,
 )
+from galu.workflow.publication_manifest import RUN_FOLDERS
 from galu.workflow.scales import scaled
 from galu.workflow.sidecar_shape import inside_problem, shape_problem
 from galu.workflow.snakemake_metadata import METADATA, metadata_record_path
 
-# Where a publication's files may lie (contract paths of galu.workflow.publish.run_files).
+# Where a publication's files may lie (contract paths of publication_manifest.run_files).
 _RUN_PREFIXES = tuple(f"{folder}/" for folder in RUN_FOLDERS)
 # Where a publication's checkpoints may go (galu.checkpoints): a run's results only.
 _CHECKPOINT_PREFIX = f"{CHECKPOINTS.as_posix()}/results/"

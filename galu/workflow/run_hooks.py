@@ -42,7 +42,8 @@ def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
     run, or an informational command such as ``--list-rules``, only reports them)."""
     from galu.workflow.config import ConfigError, validate_files
     from galu.workflow.consistency import check_consistency
-    from galu.workflow.preflight import announce, blocked, preflight
+    from galu.workflow.preflight import preflight
+    from galu.workflow.preflight_findings import announce, blocked
     from galu.workflow.profiles import check_placeholders
     from galu.workflow.snakemake_args import informational
 
