@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import shlex
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -72,7 +73,33 @@ def test_the_warm_execute_falls_back_to_the_original_for_jobs_it_cannot_take():
     finally:
         run_hooks.WARM.clear()
     assert calls == [("a.py", False), ("b.py", False), ("c.py", False), ("d.py", True)]
-    assert sent == [("{py_exec} -m galu.workflow.warm_jobs run {fname:q} {usage:q}", "e.py")]
+    assert sent == [("{py_exec:q} -m galu.workflow.warm_jobs run {fname:q} {usage:q}", "e.py")]
+
+
+def test_the_warm_command_survives_an_interpreter_path_with_a_space(monkeypatch, tmp_path):
+    """The command goes through a shell (Snakemake's shell()): every path in it is quoted."""
+    from snakemake.utils import format as snakemake_format
+
+    monkeypatch.setattr("sys.executable", "/opt/my python/bin/python3")
+    sent = []
+    job = SimpleNamespace(
+        threads=1, conda_env=None, container_img=None, env_modules=None, bench_record=None
+    )
+    job._execute_cmd = lambda cmd, **kw: sent.append(snakemake_format(cmd, **kw))
+    run_hooks.WARM["server"] = "socket"
+    try:
+        run_hooks._warm_execute(None)(job, str(tmp_path / "a job.py"))
+    finally:
+        run_hooks.WARM.clear()
+    (command,) = sent
+    assert shlex.split(command) == [
+        "/opt/my python/bin/python3",
+        "-m",
+        "galu.workflow.warm_jobs",
+        "run",
+        str(tmp_path / "a job.py"),
+        str(tmp_path / "a job.py.usage.json"),
+    ]
 
 
 def _workflow(main=True):

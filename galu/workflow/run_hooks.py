@@ -183,7 +183,7 @@ def _warm_execute(cold: Callable) -> Callable:
             return cold(self, fname, edit)
         usage = Path(f"{fname}.usage.json")
         self._execute_cmd(
-            "{py_exec} -m galu.workflow.warm_jobs run {fname:q} {usage:q}",
+            "{py_exec:q} -m galu.workflow.warm_jobs run {fname:q} {usage:q}",
             py_exec=sys.executable,
             fname=fname,
             usage=str(usage),
