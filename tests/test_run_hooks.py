@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 import shlex
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -164,3 +166,41 @@ def test_every_script_rule_gets_its_closure_and_only_those():
     run_hooks.track_code([other], scanner, ledger)
     assert other.code["sha256"] != plot.code["sha256"]
     assert Path(REPO / train.code["script"]).is_file()
+
+
+def test_a_file_from_the_future_is_named_before_any_job(tmp_path):
+    now = 1_000_000_000.0
+    assert run_hooks.from_the_future(tmp_path, now) is None
+    for i, name in enumerate(["results/a.csv", "data/raw/x.gz", "figures/f.png", "results/b"]):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+        # within the slack, at the slack's edge, then beyond it
+        ahead = [0, run_hooks.CLOCK_SLACK_S, run_hooks.CLOCK_SLACK_S + 1, 86400][i]
+        os.utime(path, (now + ahead, now + ahead))
+    (tmp_path / "results/old.csv.rejected").write_text("set aside: never read")
+    os.utime(tmp_path / "results/old.csv.rejected", (now + 86400, now + 86400))
+    (tmp_path / "notes.txt").write_text("outside the output folders")
+    os.utime(tmp_path / "notes.txt", (now + 86400, now + 86400))
+    text = run_hooks.from_the_future(tmp_path, now)
+    assert text.startswith(
+        "2 file(s) were modified after this machine's present time (results/b, figures/f.png):"
+    )
+    assert "`touch` those files; nothing started." in text
+
+
+def test_a_run_with_an_output_from_the_future_stops_before_any_job(tmp_path):
+    from test_reliability_support import smk, tiny_repo
+
+    root = tiny_repo(tmp_path / "repo")
+    table = root / "results/scm/stability.csv"
+    table.parent.mkdir(parents=True)
+    table.write_text("made on a machine whose clock runs a day ahead\n")
+    ahead = time.time() + 86400
+    os.utime(table, (ahead, ahead))
+    done = smk(root, "--cores", "1", check=False)
+    assert done.returncode == 2
+    assert "galu: 1 file(s) were modified after this machine's present time" in done.stderr
+    assert "(results/scm/stability.csv)" in done.stderr
+    assert not (root / "logs").exists()  # no job started
+    assert table.is_file()  # and nothing set aside before the clock is right

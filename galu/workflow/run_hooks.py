@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -60,12 +61,46 @@ def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
         )
     except ConfigError as error:
         stop(str(error))
+    # Before anything is set aside: a clock skew would make every later judgement wrong.
+    if future := from_the_future(Path(".")):
+        stop(future)
     dry_run = workflow.output_settings.dryrun or informational(sys.argv)
     findings = preflight(Path("."), dry_run=dry_run)
     announce(findings, lambda line: print(line, file=sys.stderr), Path("."), record=not dry_run)
     # A failing file the pre-flight could not set aside must not be read by any job.
     if not dry_run and (why := blocked(findings)):
         stop(why)
+
+
+# Seconds a file's modification time may lie ahead of this machine's clock (a file system
+# on another machine, rounding) before it counts as made in the future.
+CLOCK_SLACK_S = 120
+
+
+def from_the_future(root: Path, now: float | None = None) -> str | None:
+    """A file under results/, figures/ or data/ modified after now: Snakemake would judge
+    what is up to date by it (an output from the future is never older than its inputs) and
+    fail on the clock skew only after running a job. The message names the files and the
+    fix; None when there is none."""
+    now = time.time() if now is None else now
+    late = [
+        path
+        for folder in ("results", "figures", "data")
+        if (root / folder).is_dir()
+        for path in sorted((root / folder).rglob("*"))
+        if path.is_file()
+        and ".rejected" not in path.name  # set aside: never read again
+        and path.stat().st_mtime > now + CLOCK_SLACK_S
+    ]
+    if not late:
+        return None
+    named = ", ".join(p.relative_to(root).as_posix() for p in late[:3])
+    more = f" and {len(late) - 3} more" if len(late) > 3 else ""
+    return (
+        f"{len(late)} file(s) were modified after this machine's present time ({named}{more}):"
+        " Snakemake cannot tell what is up to date. Set this machine's clock right, or, if"
+        " the clock is right, `touch` those files; nothing started."
+    )
 
 
 def check_reductions(config: dict, claims: list[dict]) -> None:
