@@ -194,3 +194,74 @@ def test_an_unknown_optimizer_is_named():
     with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'; choose one of: sgd, adam"):
         train_stacked([build_mlp("relu", 2, 8, 0, input_dim=48)], _data(), [0.1], [0], 1,
                       optimizer="rmsprop")  # fmt: skip
+
+
+class _Killed(Exception):
+    """The job's end, as a sitting's end or a cluster's time limit brings it."""
+
+
+@pytest.mark.parametrize(
+    ("activation", "optimizer", "seeds"),
+    [("relu", "sgd", [0, 1, 1]), ("relu_bn", "sgd", [0, 1]), ("tanh", "adam", [3])],
+)
+def test_a_training_killed_after_a_checkpoint_goes_on_to_the_same_bits(
+    tmp_path, monkeypatch, activation, optimizer, seeds
+):
+    """Killed during epoch 3 of 4 after a checkpoint of epoch 2, then started again: the
+    curves and trained weights are bit for bit those of a training never interrupted (the
+    momentum or Adam buffers, batch norm's running statistics, the batch orders and the
+    curves so far all come back)."""
+    import galu.normalization.stacked as stacked
+    from galu.checkpoints import Checkpoint
+
+    data = _data()
+    lrs = [0.01, 0.05, 0.1][: len(seeds)]
+
+    def fresh():
+        return [build_mlp(activation, 4, 16, s, input_dim=48) for s in seeds]
+
+    def train(models, checkpoint=None):
+        return train_stacked(
+            models, data, lrs, seeds, 4, 16, optimizer=optimizer, checkpoint=checkpoint
+        )
+
+    whole_models = fresh()
+    whole = train(whole_models)
+    saved_at = []
+    real_save = Checkpoint.save
+
+    def save(self, state):
+        saved_at.append(state["epoch"])
+        real_save(self, state)
+
+    monkeypatch.setattr(Checkpoint, "save", save)
+    epochs_run = []
+    real_epoch = stacked._train_epoch
+
+    def epoch_then_kill(*args):
+        epochs_run.append(len(epochs_run) + 1)
+        if len(epochs_run) == 3:
+            raise _Killed
+        real_epoch(*args)
+
+    monkeypatch.setattr(stacked, "_train_epoch", epoch_then_kill)
+    path = tmp_path / "ck.pt"
+    with pytest.raises(_Killed):
+        train(fresh(), Checkpoint(path, "job", every_s=0))
+    assert saved_at == [0, 1, 2] and path.is_file()  # after epochs 0 to 2; none after the last
+    monkeypatch.setattr(stacked, "_train_epoch", real_epoch)
+    resumed_models = fresh()
+    resumed = train(resumed_models, Checkpoint(path, "job", every_s=3600))
+    for one, two in zip(whole, resumed, strict=True):
+        assert one.equals(two)
+    for one, two in zip(whole_models, resumed_models, strict=True):
+        for (name, a), (_, b) in zip(
+            one.state_dict().items(), two.state_dict().items(), strict=True
+        ):
+            assert torch.equal(a, b), name
+    # another job's checkpoint (another key) is ignored: a full training from the start
+    other_models = fresh()
+    assert all(
+        a.equals(b)
+        for a, b in zip(whole, train(other_models, Checkpoint(path, "other")), strict=True)
+    )

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from galu.checkpoints import Checkpoint
 from galu.normalization.cifar import TensorData
 from galu.normalization.mlp import DeepMLP, split_activation
 from galu.normalization.modules import make_activation
@@ -168,6 +169,14 @@ class _StackOptimizer:
             raise RuntimeError("every parameter of the stack needs a gradient before a step")
         return [p.grad for p in self.params]
 
+    def state(self) -> dict:
+        """What the next step depends on besides the parameters (for a checkpoint)."""
+        raise NotImplementedError
+
+    def load(self, state: dict) -> None:
+        """Continue from :meth:`state` (copied into this optimizer's own tensors)."""
+        raise NotImplementedError
+
 
 class MomentumSGD(_StackOptimizer):
     """SGD with momentum (no dampening, Nesterov or weight decay) at learning rate 1.
@@ -198,6 +207,12 @@ class MomentumSGD(_StackOptimizer):
             torch._foreach_mul_(self.buffers, self.momentum)
             torch._foreach_add_(self.buffers, grads)
         torch._foreach_add_(self.params, self.buffers, alpha=-1.0)
+
+    def state(self) -> dict:
+        return {"buffers": self.buffers}
+
+    def load(self, state: dict) -> None:
+        self.buffers = state["buffers"]
 
 
 class StackedAdam(_StackOptimizer):
@@ -241,6 +256,15 @@ class StackedAdam(_StackOptimizer):
             denom = (v.sqrt() / correction2_sqrt).add_(self.eps)
             step = steps.to(p).view(-1, *[1] * (p.dim() - 1))
             p.sub_(m / denom * step)
+
+    def state(self) -> dict:
+        return {"first": self.first, "second": self.second, "steps": self.steps}
+
+    def load(self, state: dict) -> None:
+        saved = state["first"] + state["second"]
+        for mine, value in zip(self.first + self.second, saved, strict=True):
+            mine.copy_(value)
+        self.steps = state["steps"]
 
 
 def stack_optimizer(
@@ -332,10 +356,14 @@ def train_stacked(
     momentum: float = 0.9,
     label: str = "",
     optimizer: str = "sgd",
+    checkpoint: Checkpoint | None = None,
 ) -> list[pd.DataFrame]:
     """Train ``models`` (one shape) together, model e at ``lrs[e]`` with batch order
     ``seeds[e]``, by SGD with ``momentum`` or by Adam (``optimizer``); write the trained
-    weights back into them.
+    weights back into them. With a ``checkpoint``, the state after an epoch is saved when
+    it is due, and a training that finds one goes on from it: the same numbers as without
+    an interruption (the weights, the optimizer's buffers, the batch orders' generators and
+    the curves so far are all restored).
 
     Returns one table per model, as :func:`galu.normalization.training.train` does for one:
     a row per epoch (0 = at initialization) with ``epoch, train_loss, train_error,
@@ -356,7 +384,14 @@ def train_stacked(
     gens = member_orders(seeds)
     rows: list[list[dict[str, float]]] = [[] for _ in models]
     active = [True] * len(models)
-    for epoch in range(epochs + 1):
+    start = 0
+    if checkpoint is not None and (saved := checkpoint.load()) is not None:
+        model.load_state_dict(saved["model"])
+        opt.load(saved["optimizer"])
+        for gen, state in zip(gens, saved["generators"], strict=True):
+            gen.set_state(state)
+        rows, active, start = saved["rows"], saved["active"], saved["epoch"] + 1
+    for epoch in range(start, epochs + 1):
         if epoch:
             order = _epoch_indices(gens, seeds, len(data.y_train), device)
             _train_epoch(model, opt, data, order, batch_size, loss_weights)
@@ -376,6 +411,17 @@ def train_stacked(
             )
         if not any(active):
             break
+        if checkpoint is not None and epoch < epochs and checkpoint.due():
+            checkpoint.save(
+                {
+                    "epoch": epoch,
+                    "model": model.state_dict(),
+                    "optimizer": opt.state(),
+                    "generators": [gen.get_state() for gen in gens],
+                    "rows": rows,
+                    "active": active,
+                }
+            )
     model.write_back(models)
     return [_table(member_rows) for member_rows in rows]
 

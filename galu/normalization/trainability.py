@@ -13,7 +13,7 @@ not count as training. A run that diverged (non-finite loss) does not train.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from galu.checkpoints import Checkpoint
     from galu.normalization.cifar import TensorData
 
 
@@ -149,6 +150,7 @@ def train_depth(
     momentum: float = 0.9,
     spectra: bool = False,
     jacobian_samples: int = 0,
+    checkpoints: Callable[[int], Checkpoint] | None = None,
 ) -> DepthRuns:
     """Train one network per width (the keys of ``lrs``, each with its swept lr) and seed.
 
@@ -156,6 +158,8 @@ def train_depth(
     (:func:`galu.normalization.stacked.train_stacked`), each as it would alone. With
     ``spectra``, the per-layer ``W W^T`` eigenvalues at init and after training and the
     Jacobian spectra at init (on the first ``jacobian_samples`` test images) are kept.
+    ``checkpoints(width)``: where the training of that width saves its state (a long job
+    killed, e.g. by a sitting's end, goes on from it; the numbers are the same).
     """
     # Imported here, not at the top: the jobs that only tabulate the curves (trainability,
     # spectra) then start without torch (about 1.7 s of CPU each).
@@ -188,6 +192,7 @@ def train_depth(
             batch_size,
             momentum,
             f"{activation} depth {depth} width {width}",
+            checkpoint=checkpoints(width) if checkpoints else None,
         )
         for model, label, curve in zip(models, labels, trained, strict=True):
             curves.append(curve.assign(**label, lr=lr, gain=default_gain(activation)))
