@@ -1,7 +1,7 @@
 import sys
 from pathlib import Path
 
-from galu.workflow.config import ConfigError, read_site_file
+from galu.workflow.config import ConfigError, fill_declared, read_site_file
 from galu.workflow.landing import LANDING_PAGE
 
 # galu: one command reproduces three papers on how ReLU networks learn.
@@ -31,6 +31,11 @@ if Path("config/local.yaml").exists():
     if SITE_SETTINGS:
 
         configfile: "config/local.yaml"
+
+
+# The keys config/config.yaml leaves to the stages' declarations (`stages`: every declared
+# stage), where no --configfile or --config sets them.
+fill_declared(config)
 
 
 include: "workflow/rules/common.smk"

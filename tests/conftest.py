@@ -179,6 +179,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=order)
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """The checkout the suite tests, the galu it imports and the stages that galu declares
+    (tests/test_toy_stage.py runs a copy's own tests: they must test the copy)."""
+    import galu
+    from galu.workflow.stages import STAGE_NAMES
+
+    where = Path(galu.__file__).resolve().parent
+    return f"galu checkout: {REPO}; package: {where}; stages: {' '.join(STAGE_NAMES)}"
+
+
 def strict_json(text: str) -> object:
     """``text`` parsed as strict JSON: NaN, Infinity and -Infinity are refused."""
 

@@ -9,12 +9,16 @@ from typing import Any
 
 import pytest
 
-from galu.workflow.config import ConfigError, load_schema, load_yaml, validate
+from galu.workflow.config import ConfigError, fill_declared, load_schema, load_yaml, validate
+from galu.workflow.stages import STAGE_NAMES
 
 from conftest import REPO, run, tool
 
 SCHEMA = load_schema(REPO / "workflow/schemas/config.schema.yaml")
-QUICK = load_yaml(REPO / "config/config.yaml")
+QUICK_FILE = load_yaml(REPO / "config/config.yaml")
+# The quick configuration as the workflow runs it: the file, with the keys it leaves to the
+# stages' declarations (`stages`) filled in.
+QUICK = fill_declared(copy.deepcopy(QUICK_FILE))
 PAPER = load_yaml(REPO / "config/paper.yaml")
 
 
@@ -57,6 +61,13 @@ def test_shipped_configs_are_valid():
 
 def test_schema_defaults_are_the_quick_config():
     assert defaults(SCHEMA) == QUICK
+
+
+def test_every_declared_stage_runs_by_default():
+    """config/config.yaml names no stage: a stage that a galu/<paper>/stage.py declares is in
+    the quick run (and in every scale whose overlay does not pick its stages) unedited."""
+    assert "stages" not in QUICK_FILE
+    assert SCHEMA["properties"]["stages"]["default"] == QUICK["stages"] == list(STAGE_NAMES)
 
 
 @pytest.mark.parametrize("key,sub", list(leaves(SCHEMA)), ids=lambda v: str(v)[:40])

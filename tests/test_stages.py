@@ -11,7 +11,8 @@ import importlib
 import pytest
 
 from galu.workflow.claims import PAPERS
-from galu.workflow.config import load_schema
+from galu.workflow.config import load_schema, load_yaml
+from galu.workflow.dvcstages import rule_files
 from galu.workflow.jobs import EXPERIMENT_STAGES
 from galu.workflow.runconfig import run_config
 from galu.workflow.stages import stage, stages
@@ -53,14 +54,24 @@ def test_every_figure_names_code_and_files_that_exist(scale):
 
 
 def test_the_stages_are_the_configs_stages_and_the_claims_papers():
+    """Every galu/<paper>/stage.py is a stage, in its declared order, and nothing else: the
+    configuration's stages, the claims' papers and the rule files follow from them."""
     entry = load_schema(REPO / "workflow/schemas/config.schema.yaml")["properties"]["stages"]
+    declared = sorted(p.parent.name for p in (REPO / "galu").glob("*/stage.py"))
     names = [each.name for each in stages()]
-    assert list(EXPERIMENT_STAGES) == names == ["memorization", "generalization", "scm",
-                                                "normalization"]  # fmt: skip
+    assert sorted(names) == declared and names
+    assert [each.order for each in stages()] == sorted({each.order for each in stages()})
+    assert list(EXPERIMENT_STAGES) == names
     assert entry["items"]["enum"] == entry["default"] == names
-    assert PAPERS == ("galu", "scm", "normalization")
-    assert stage("scm").name == "scm"
-    with pytest.raises(KeyError, match="no stage 'report'; the stages are memorization"):
+    # the claims' papers: each stage's, each once, in stage order; every paper has a claim
+    assert PAPERS == tuple(dict.fromkeys(each.paper for each in stages()))
+    claimed = {claim["paper"] for claim in load_yaml(REPO / "workflow/claims.yaml")}
+    assert claimed == set(PAPERS)
+    for name in names:
+        assert stage(name).name == name
+        assert (REPO / f"galu/{name}/__init__.py").is_file(), name
+        assert rule_files(REPO, name), f"{name}: no workflow/rules/{name}*.smk"
+    with pytest.raises(KeyError, match=f"no stage 'report'; the stages are {', '.join(names)}"):
         stage("report")
 
 

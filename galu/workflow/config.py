@@ -223,14 +223,28 @@ def load_schema(schema_path: str | Path = SCHEMA_PATH) -> dict[str, Any]:
     return schema
 
 
+def fill_declared(config: Any) -> Any:
+    """``config`` (changed in place) with the keys that config/config.yaml leaves to the stages'
+    declarations set where no file or override gives them: ``stages``, every declared stage
+    in order (the schema's default, :func:`load_schema`), so that a new stage runs by default
+    without an edit to the configuration. The Snakefile calls it once its config files are
+    read; :func:`validate_files` (``galu plan``, ``galu data``) before validating."""
+    if isinstance(config, dict) and "stages" not in config:
+        from galu.workflow.stages import STAGE_NAMES
+
+        config["stages"] = list(STAGE_NAMES)
+    return config
+
+
 def validate_files(
     config: Any, schema_path: str | Path = SCHEMA_PATH, check_cuda: bool = True
 ) -> None:
-    """Validate a loaded config against the schema file, then its device request.
+    """Validate a loaded config (its declared defaults filled in, :func:`fill_declared`)
+    against the schema file, then its device request.
 
     ``check_cuda=False`` for cluster runs: the main process runs on a login node, which
     need not have the GPUs the jobs get.
     """
-    validate(config, load_schema(schema_path))
+    validate(fill_declared(config), load_schema(schema_path))
     if check_cuda:
         check_device(config)

@@ -27,6 +27,7 @@ by the rule's speed-up measured on a GPU (``gpu_speedups`` of the constants file
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,6 +72,23 @@ TWINS = {
     for rule, formula in stage.costs.items()
     if isinstance(getattr(formula, "twin", None), str)
 }
+
+
+def _unmeasured() -> dict[str, str]:
+    """rule -> its stage: the rules a stage declares not measured yet (``UNMEASURED``, a tuple
+    of rule names, in its ``galu/<paper>/stage.py``, saying so). They run with the
+    ``default`` constants of ``workflow/costs/constants.yaml`` until a finished run's
+    benchmarks measure them (``workflow/costs/fit.py --add``; CONTRIBUTING.md, "A new rule's
+    costs"); tests/test_costs.py accepts no other rule without measurements, and no measured
+    rule still declared unmeasured."""
+    return {
+        rule: each.name
+        for each in stages()
+        for rule in getattr(importlib.import_module(f"galu.{each.name}.stage"), "UNMEASURED", ())
+    }
+
+
+UNMEASURED = _unmeasured()
 
 
 def job_sizes(rule: str, config: Config, wildcards: Wildcards) -> Sizes:
@@ -129,7 +147,8 @@ class CostModel:
 
     def constants(self, rule: str) -> RuleConstants:
         """A rule's constants; one never measured gets its twin's (the same script at other
-        settings, :data:`TWINS`), or else (a new rule) the default's."""
+        settings, :data:`TWINS`), or else (a new rule, declared in :data:`UNMEASURED`) the
+        default's."""
         return self.rules.get(rule) or self.rules.get(TWINS.get(rule, ""), self.default)
 
     def cpu_seconds(self, rule: str, sizes: Sizes) -> float:
