@@ -1,4 +1,4 @@
-"""Claims: measurement, verdicts, not_run reasons, the markdown table and the README section."""
+"""Claims: measurement, verdicts, not_run reasons, the markdown table and its generated section."""
 
 import math
 import re
@@ -467,9 +467,9 @@ def test_every_number_in_a_finding_is_measured_by_its_finding_values():
 
 
 def test_an_infinite_measured_value_is_explained_in_its_row():
-    """The quick verdict table in the README: a row measuring inf or -inf says in its quantity
-    what that value means (e.g. "-inf: the greedy schedule never leaves it")."""
-    readme = (REPO / "README.md").read_text()
+    """The quick verdict table (docs/verdicts-quick.md): a row measuring inf or -inf says in its
+    quantity what that value means (e.g. "-inf: the greedy schedule never leaves it")."""
+    readme = (REPO / "docs/verdicts-quick.md").read_text()
     quick = readme[readme.index(README_START) : readme.index(README_END)]
     rows = [line.split(" | ") for line in quick.splitlines() if line.startswith("| `")]
     infinite = [r for r in rows if len(r) > 6 and r[6].strip() in ("inf", "-inf")]

@@ -203,19 +203,19 @@ def test_garbage_arguments_in_a_checkout_are_named_without_a_traceback(checkout,
 
 def test_a_folder_galu_may_not_write_is_named_with_the_fix(tmp_path, monkeypatch, capsys):
     """A read-only checkout (simulated: the tests run as root, who may write anywhere): the
-    command names the folder and the fix, exit 2, no traceback, the README untouched;
+    command names the folder and the fix, exit 2, no traceback, the README and its pages untouched;
     GALU_TRACEBACK=1 shows where it happened instead."""
     import errno
     import tempfile
 
+    from readme_support import write_claims, write_readme
+
     from galu.workflow.cli import main
-    from galu.workflow.publication_readme import PAPER_MARKERS
-    from galu.workflow.readme_sections import QUICK_MARKERS
 
     monkeypatch.chdir(tmp_path)
-    text = "\n".join(["# T", *QUICK_MARKERS, *PAPER_MARKERS, ""])
-    Path("README.md").write_text(text)
+    files = write_readme(tmp_path)
     Path("claims.md").write_text("new table\n")
+    write_claims(Path("claims.csv"), {"gap": "pass"})
 
     def read_only(*args, dir=None, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied", str(dir))
@@ -224,11 +224,11 @@ def test_a_folder_galu_may_not_write_is_named_with_the_fix(tmp_path, monkeypatch
     assert main(["readme", "--update", "--claims", "claims.md"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        f"galu readme: {tmp_path}: Permission denied; make it writable (or run galu where you"
-        " may write). Nothing it had written is left half-done (set GALU_TRACEBACK=1 to see"
-        " where it happened)\n"
+        f"galu readme: {tmp_path / 'docs'}: Permission denied; make it writable (or run galu"
+        " where you may write). Nothing it had written is left half-done (set GALU_TRACEBACK=1"
+        " to see where it happened)\n"
     )
-    assert Path("README.md").read_text() == text
+    assert all(Path(name).read_text() == text for name, text in files.items())
     monkeypatch.setenv("GALU_TRACEBACK", "1")
     with pytest.raises(PermissionError):
         main(["readme", "--update", "--claims", "claims.md"])

@@ -5,6 +5,14 @@ import tomllib
 
 from galu import __version__
 from galu.workflow.config import load_yaml
+from galu.workflow.readme_pages import (
+    PAPER_NAMES,
+    PAPER_PAGE,
+    PAPER_SUMMARY_MARKERS,
+    QUICK_PAGE,
+    QUICK_SUMMARY_MARKERS,
+)
+from galu.workflow.readme_sections import readme_section
 
 from conftest import REPO
 
@@ -40,16 +48,26 @@ def test_ci_runs_the_readme_test_command():
     assert command.strip() in ci
 
 
-def test_readme_first_screen_has_the_two_commands_and_what_you_get():
-    """A reader sees, without scrolling: the two commands, what the run leaves behind with the
-    current verdict, and the resources it takes."""
+def test_readme_first_screen_has_the_two_commands_and_each_papers_verdicts():
+    """A reader sees, without scrolling (the first 40 lines): the two commands and each
+    paper's verdict counts at both scales, each linked to the page of every claim; what the
+    run leaves behind and the resources it takes follow."""
     readme = (REPO / "README.md").read_text()
     first = "\n".join(readme.splitlines()[:40])
     assert "<!-- reproduce-command -->\n```sh\nmake reproduce\n```" in first
     assert "<!-- test-command -->\n```sh\nmake test\n```" in first
-    assert "**What you get**" in first and "results/claims.html" in first
-    assert "**Resources**" in first and "GB" in first
-    # The counts it quotes are those of the generated verdict section further down.
-    counts = re.search(r"Claims checked at the \*\*quick\*\* scale: ([^.]+)\.", readme).group(1)
-    assert f"now {counts} at the quick scale" in first.replace("\n", " ")
-    assert "| Version |" not in first  # measurement history lives in benchmarks/README.md
+    scales = [(QUICK_SUMMARY_MARKERS, QUICK_PAGE, "quick"),
+              (PAPER_SUMMARY_MARKERS, PAPER_PAGE, "paper-cpu")]  # fmt: skip
+    for markers, page, scale in scales:
+        block = readme_section(first, markers)
+        lines = [line for line in block.splitlines() if line.startswith("- **")]
+        assert [line.split("**")[1] for line in lines] == list(PAPER_NAMES.values()), block
+        assert all(line.endswith(f" ([every claim]({page}))") for line in lines), block
+        # The counts it quotes are those of the generated verdict section on the page.
+        held = (REPO / page).read_text()
+        counts = re.search(rf"Claims checked at the \*\*{scale}\*\* scale: ([^.]+)\.", held)
+        assert f"At the **{scale}** scale" in block and f" claims: {counts.group(1)}." in block
+    after = "\n".join(readme.splitlines()[:60])
+    assert "**What you get**" in after and "results/claims.html" in after
+    assert "**Resources**" in after and "GB" in after
+    assert "| Version |" not in after  # measurement history lives in benchmarks/README.md

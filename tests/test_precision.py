@@ -1,9 +1,11 @@
-"""Numbers at a reproducible precision, and the README check that compares at that precision."""
+"""Numbers at a reproducible precision, and the README check (its verdict pages) that compares
+at that precision."""
 
 import math
 import sys
 
 import pytest
+from readme_support import write_claims, write_readme
 
 from galu.workflow.precision import differing_lines, display_step, format_measured, lines_agree
 from galu.workflow.publication_readme import NO_PUBLICATION, PAPER_MARKERS
@@ -70,13 +72,17 @@ def test_readme_check_names_the_rows_that_differ(tmp_path):
     assert readme_differences(readme(section), drifted) == [
         ("| `b` | 30 | **pass** |", "| `b` | 10 | **pass** |")
     ]
-    # The command line says which row differs, and exits 1; within precision it exits 0.
-    (tmp_path / "README.md").write_text(readme(section))
-    (tmp_path / "claims.md").write_text(drifted)
+    # The command line says which row of the page differs, and exits 1; within precision it
+    # exits 0.
+    write_readme(tmp_path, section, NO_PUBLICATION)
+    write_claims(tmp_path / "claims.csv", {"a": "pass", "b": "pass"})
+    (tmp_path / "claims.md").write_text(section)
     galu = [sys.executable, "-m", "galu.workflow.cli", "readme", "--claims", "claims.md"]
+    run([*galu, "--update"], tmp_path)  # README's counts of the claims table
+    (tmp_path / "claims.md").write_text(drifted)
     out = run(galu, tmp_path, check=False)
     assert out.returncode == 1, out.stderr
-    assert "README: | `b` | 30 | **pass** |\n  run:    | `b` | 10 | **pass** |" in out.stdout
+    assert "page: | `b` | 30 | **pass** |\n  run:  | `b` | 10 | **pass** |" in out.stdout
     (tmp_path / "claims.md").write_text(section.replace("0.066", "0.065"))
     out = run(galu, tmp_path, check=False)
     assert out.returncode == 0 and "at the precision shown" in out.stdout, out.stdout

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from readme_support import write_readme
 
 from galu.workflow.audit import audit_tree, count_outputs
 from galu.workflow.cli import main
@@ -24,7 +25,8 @@ from galu.workflow.publication_folders import (
 from galu.workflow.publication_manifest import counted, run_times, unfinished_stages
 from galu.workflow.publication_readme import PAPER_MARKERS, commits_text, paper_section
 from galu.workflow.publish import publish
-from galu.workflow.readme_sections import QUICK_MARKERS, readme_section
+from galu.workflow.readme_pages import PAPER_PAGE, PAPER_SUMMARY_MARKERS, QUICK_PAGE
+from galu.workflow.readme_sections import readme_section
 
 from conftest import NOT_COPIED, REPO
 
@@ -237,8 +239,9 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     assert "stages still running (1 of generalization); no claim reads them yet" in section
     assert "Claims checked at the **paper-cpu** scale: 1 pass." in section
     assert section.rstrip().endswith("after a quick run, `make reproduce`.)")  # none here
-    # README with both sections: stale until `galu readme --update`, then current; the
-    # published claims beside the quick run's of `--claims` (its claims.csv)
+    # The README and its pages: stale until `galu readme --update`, then current; the
+    # published claims beside the quick run's of `--claims` (its claims.csv), their links
+    # from the page's folder
     Path("claims.md").write_text("Claims checked at the **quick** scale: 1 pass.\n")
     published = pd.read_csv("published/paper-cpu/results/claims.csv")
     published.assign(scale="quick", verdict="fail").to_csv("claims.csv", index=False)
@@ -246,16 +249,17 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     claim = published["claim_id"].iloc[0]
     assert f"| `{claim}` |" in section and "| fail | " in section and "| pass | differ |" in section
     assert f"- `{claim}`: no sentence yet on which scale to believe" in section
-    readme = Path("README.md")
-    readme.write_text(
-        f"# T\n{QUICK_MARKERS[0]}\nClaims checked at the **quick** scale: 1 pass.\n"
-        f"{QUICK_MARKERS[1]}\n{PAPER_MARKERS[0]}\nold\n{PAPER_MARKERS[1]}\nend\n"
-    )
+    write_readme(Path("."), "Claims checked at the **quick** scale: 1 pass.\n", "old\n")
     assert main(["readme", "--claims", "claims.md"]) == 1
     assert main(["readme", "--claims", "claims.md", "--update"]) == 0
     assert main(["readme", "--claims", "claims.md"]) == 0
-    assert readme_section(readme.read_text(), PAPER_MARKERS) == section
-    assert readme.read_text().endswith("end\n")
+    page = Path(PAPER_PAGE).read_text()
+    assert readme_section(page, PAPER_MARKERS) == paper_section(".", Path("claims.csv"), "docs")
+    assert page.endswith("end\n")
+    # README's block counts the published claims by verdict, linking the page
+    counts = readme_section(Path("README.md").read_text(), PAPER_SUMMARY_MARKERS)
+    assert "At the **paper-cpu** scale (published: `published/paper-cpu/`), 2 claims" in counts
+    assert "- **?**: 1 pass, 1 not_run ([every claim](docs/verdicts-paper.md))" in counts
 
 
 @pytest.mark.slow
@@ -299,20 +303,24 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
         assert hrefs and all((root / page).parent.joinpath(h).is_file() for h in hrefs), hrefs
     audit = run([galu, "audit"], root)
     assert "consistent with their provenance sidecars" in audit.stdout
-    # The README: the quick section as it is (this copy made no quick run), the paper
-    # section stale until updated from published/.
+    # The pages: the quick section as it is (this copy made no quick run: the repository's
+    # quick claims table is its stand-in), the paper section stale until updated from
+    # published/; README's counts of both follow.
     quick = root / "quick.md"
-    quick.write_text(readme_section((root / "README.md").read_text()))
+    quick.write_text(readme_section((root / QUICK_PAGE).read_text()))
+    shutil.copy(root / "published/paper-cpu/results/claims.csv", root / "quick.csv")
     assert run([galu, "readme", "--claims", "quick.md"], root, check=False).returncode == 1
     run([galu, "readme", "--claims", "quick.md", "--update"], root)
     run([galu, "readme", "--claims", "quick.md"], root)
-    section = readme_section((root / "README.md").read_text(), PAPER_MARKERS)
+    section = readme_section((root / PAPER_PAGE).read_text(), PAPER_MARKERS)
     assert "The **paper-cpu** run: commit" in section and "`reliability.yaml`" in section
     assert "Claims checked at the **paper-cpu** scale" in section
-    linked = re.findall(r"\]\((published/paper-cpu/[^)]+)\)", section)
+    linked = re.findall(r"\]\(\.\./(published/paper-cpu/[^)]+)\)", section)
     assert "published/paper-cpu/claims.html" in linked
     assert {f"published/paper-cpu/figures/{f}" for f in made if f.suffix == ".png"} <= set(linked)
     assert all((root / link).is_file() for link in linked)
+    counts = readme_section((root / "README.md").read_text(), PAPER_SUMMARY_MARKERS)
+    assert "At the **paper-cpu** scale (published: `published/paper-cpu/`)" in counts
 
 
 def _figure_files(root: Path) -> list[Path]:

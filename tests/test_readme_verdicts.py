@@ -1,14 +1,14 @@
-"""The end of `make reproduce`: a run on another CPU whose verdicts are the README's ends with
-a NOTE and the verdict summary (exit 0); a verdict that differs is a short block (exit 1)."""
+"""The end of `make reproduce`: a run on another CPU whose verdicts are the verdict pages'
+(docs/verdicts-*.md) ends with a NOTE and the verdict summary (exit 0); a verdict that differs
+is a short block (exit 1)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+from readme_support import write_claims, write_readme
 
 from galu.workflow import cli
-from galu.workflow.commands import readme as readme_command
 from galu.workflow.publication_readme import PAPER_MARKERS
 from galu.workflow.readme_sections import (
     QUICK_MARKERS,
@@ -18,6 +18,7 @@ from galu.workflow.readme_sections import (
 )
 
 HEADER = "| claim | measured | verdict |\n|---|---|---|\n"
+PAGE = "docs/verdicts-quick.md's quick-scale verdicts"
 
 
 def section(a: str = "0.050", verdict: str = "pass", words: str = "the gap") -> str:
@@ -43,16 +44,16 @@ def test_numbers_within_one_unit_agree_and_beyond_it_are_named():
     found = compare_section(readme(section()), section("0.052"))
     assert found.numbers == [("gap", "0.050", "0.052")] and not found.verdicts
     assert found.wording == 0
-    (note,) = describe_comparison("quick-scale section", found)
+    (note,) = describe_comparison(PAGE, found)
     assert note.startswith("NOTE 1 number(s)") and "gap 0.050 -> 0.052" in note
 
 
 def test_a_verdict_that_differs_is_a_block_naming_the_claim():
     found = compare_section(readme(section()), section("0.052", "fail"))
     assert found.verdicts == [("gap", "pass", "fail")]
-    lines = describe_comparison("quick-scale section", found)
-    assert lines[0] == "VERDICTS DIFFER from README.md's quick-scale section for 1 claim(s):"
-    assert lines[1] == "  gap: README pass, this run fail"
+    lines = describe_comparison(PAGE, found)
+    assert lines[0] == f"VERDICTS DIFFER from {PAGE} for 1 claim(s):"
+    assert lines[1] == "  gap: page pass, this run fail"
 
 
 def test_other_words_are_a_wording_note():
@@ -61,14 +62,15 @@ def test_other_words_are_a_wording_note():
 
 
 def run_verdicts(tmp_path: Path, monkeypatch, run_section: str, capsys) -> tuple[int, str]:
+    """The pages and README taken from a run of ``section()``, then set beside ``run_section``
+    (its claims table unchanged: README's counts agree)."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "README.md").write_text(readme(section()))
-    (tmp_path / "results").mkdir(exist_ok=True)
+    write_readme(tmp_path)
+    write_claims(tmp_path / "results/claims.csv", {"gap": "pass", "depth": "fail"})
+    (tmp_path / "results/claims.md").write_text(section())
+    assert cli.main(["readme", "--update"]) == 0
     (tmp_path / "results/claims.md").write_text(run_section)
-    rows = [{"claim_id": "gap", "verdict": "pass", "measured": 0.05, "figure": "f.png",
-             "scale": "quick", "statement": "s", "paper": "galu"}]  # fmt: skip
-    pd.DataFrame(rows).to_csv(tmp_path / "results/claims.csv", index=False)
-    monkeypatch.setattr(readme_command, "paper_level_section", lambda args: "paper 1\n")
+    capsys.readouterr()
     status = cli.main(["readme", "--verdicts"])
     return status, capsys.readouterr().out
 
@@ -77,8 +79,10 @@ def test_the_end_of_a_run_on_another_cpu_is_a_note_then_the_summary(tmp_path, mo
     status, out = run_verdicts(tmp_path, monkeypatch, section("0.052"), capsys)
     assert status == 0
     lines = out.strip().splitlines()
-    assert lines[0].startswith("NOTE 1 number(s) of README.md's quick-scale section")
-    assert lines[1] == "README.md's verdicts are this run's."
+    assert lines[0].startswith(f"NOTE 1 number(s) of {PAGE}")
+    assert lines[1] == (
+        "The verdicts of docs/verdicts-quick.md and docs/verdicts-paper.md are this run's."
+    )
     assert lines[2] == "galu: the run finished."  # the verdict summary comes last
     assert "1 pass" in lines[3]
 
@@ -92,4 +96,17 @@ def test_the_end_of_a_run_whose_verdict_differs_exits_1(tmp_path, monkeypatch, c
 
 def test_the_same_run_says_so(tmp_path, monkeypatch, capsys):
     status, out = run_verdicts(tmp_path, monkeypatch, section(), capsys)
-    assert status == 0 and out.startswith("README.md's verdicts and numbers are this run's")
+    assert status == 0 and out.startswith(
+        "The verdicts and numbers of docs/verdicts-quick.md and docs/verdicts-paper.md are this"
+        " run's"
+    )
+
+
+def test_readme_counts_that_differ_alone_are_a_note(tmp_path, monkeypatch, capsys):
+    """A README whose per-paper counts are not those of the run's claims table, the pages
+    current: a NOTE naming them, exit 0."""
+    status, _ = run_verdicts(tmp_path, monkeypatch, section(), capsys)
+    write_claims(tmp_path / "results/claims.csv", {"gap": "pass", "depth": "pass"})
+    assert cli.main(["readme", "--verdicts"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("NOTE README.md's per-paper counts at the quick scale differ"), out

@@ -105,20 +105,23 @@ def test_rerun_plans_nothing_and_the_readme_check_names_a_stale_section(finished
     snakemake = tool("snakemake")
     again = run([snakemake, "-n", "--cores", "2"], finished_run)
     assert "Nothing to be done" in again.stdout + again.stderr
-    # README's "What reproduces" is the quick run's verdict (`make reproduce` checks it):
-    # this run's tiny numbers differ, which the check names with its fix; once the README
-    # takes this run's section, the check passes. The README is put back afterwards, and so
-    # is the report: each readme_check run rebuilds it (report.on_success) from a tree whose
-    # README differs from the commit, so its sidecar says dirty, which the other readers of
-    # this shared run (tests/test_dvc.py's strict audit) must not see.
-    touched = ["README.md", "results/report.zip", "results/report.zip.meta.json"]
+    # docs/verdicts-quick.md is the quick run's verdict, README's first block its counts
+    # (`make reproduce` checks them): this run's tiny numbers differ, which the check names
+    # with its fix; once the page and README take this run's, the check passes. They are put
+    # back afterwards, and so is the report: each readme_check run rebuilds it
+    # (report.on_success) from a tree whose README differs from the commit, so its sidecar
+    # says dirty, which the other readers of this shared run (tests/test_dvc.py's strict
+    # audit) must not see.
+    touched = ["README.md", "docs/verdicts-quick.md", "docs/verdicts-paper.md",
+               "results/report.zip", "results/report.zip.meta.json"]  # fmt: skip
     kept = {name: (finished_run / name).read_bytes() for name in touched}
     try:
         stale = run([snakemake, "--cores", "1", "readme_check"], finished_run, check=False)
         said = stale.stdout + stale.stderr
         assert stale.returncode != 0, said[-3000:]
-        assert "README.md's 'What reproduces' section differs from results/claims.md" in said
-        assert "Update it with:  galu readme --update" in said
+        assert "docs/verdicts-quick.md's quick-scale verdicts differ from results/claims.md" in said
+        assert "README.md's per-paper counts at the quick scale differ" in said
+        assert "Update them with:  galu readme --update" in said
         run([tool("galu"), "readme", "--update"], finished_run)
         run([snakemake, "--cores", "1", "readme_check"], finished_run)
     finally:

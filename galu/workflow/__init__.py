@@ -17,7 +17,8 @@ experiments, never part of a result's numbers except through the code it calls.
 - the verdict and the report: :mod:`~galu.workflow.claims`, :mod:`~galu.workflow.claims_text`,
   :mod:`~galu.workflow.observations`, :mod:`~galu.workflow.precision`,
   :mod:`~galu.workflow.landing`, :mod:`~galu.workflow.report_build`,
-  :mod:`~galu.workflow.readme_sections`, :mod:`~galu.workflow.publication_readme`,
+  :mod:`~galu.workflow.readme_sections`, :mod:`~galu.workflow.readme_pages`,
+  :mod:`~galu.workflow.publication_readme`,
   :mod:`~galu.workflow.rst`,
   :mod:`~galu.workflow.dvcplots`, :mod:`~galu.workflow.dvcstages`;
 - costs and plans: :mod:`~galu.workflow.costs`, :mod:`~galu.workflow.costfit`,

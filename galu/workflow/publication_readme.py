@@ -1,12 +1,14 @@
-"""README's second generated section, "What reproduces at the paper level", from ``published/``.
+"""The paper-level verdict page's generated section, "What reproduces at the paper level",
+from ``published/``.
 
 :func:`paper_section` writes it from the publications under ``published/``
 (:mod:`galu.workflow.publish`), one after another: the run's commits (:func:`commits_text`),
 machine, configuration and times, its figures and verdict page, its stages and the paper's
 settings it reduced, its claims table, and its verdicts beside those of the quick run
 (:mod:`galu.workflow.scale_table`); when none is published, how to publish one
-(:data:`NO_PUBLICATION`). ``galu readme`` puts it between :data:`PAPER_MARKERS` in README.md
-and the report's README check compares the two (:mod:`galu.workflow.readme_sections`).
+(:data:`NO_PUBLICATION`). ``galu readme`` puts it between :data:`PAPER_MARKERS` in
+``docs/verdicts-paper.md`` and the report's README check compares the two
+(:mod:`galu.workflow.readme_pages`, :mod:`galu.workflow.readme_sections`).
 """
 
 from __future__ import annotations
@@ -90,21 +92,21 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
     return text
 
 
-def _figure_lines(folder: Path, files: list[str]) -> list[str]:
+def _figure_lines(folder: Path, files: list[str], up: str = "") -> list[str]:
     """The publication's verdict page and its figures, linked (none for a publication without
-    figures)."""
+    figures); ``up`` leads from the page's folder to the repository root (``../``)."""
     figures = png_figures(files)
     if not figures:
         return []
     where = f"{PUBLISHED}/{folder.name}"
-    links = ", ".join(f"[{PurePosixPath(c).stem}]({where}/{c})" for c in figures)
+    links = ", ".join(f"[{PurePosixPath(c).stem}]({up}{where}/{c})" for c in figures)
     line = f"Its figures (PNG, a PDF beside each): {links}."
     if (folder / VIEW).is_file():
-        line += f" Each claim with a link to its figure: [`{where}/{VIEW}`]({where}/{VIEW})."
+        line += f" Each claim with a link to its figure: [`{where}/{VIEW}`]({up}{where}/{VIEW})."
     return [line, ""]
 
 
-def _publication_lines(folder: Path, quick: Path | None) -> list[str]:
+def _publication_lines(folder: Path, quick: Path | None, up: str = "") -> list[str]:
     """One published run: where, when, on what and how long; its reductions; its table; its
     claims beside the quick run's (``quick``, its claims.csv; a line saying how to get one
     when there is none)."""
@@ -121,7 +123,7 @@ def _publication_lines(folder: Path, quick: Path | None) -> list[str]:
         f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
         "",
     ]
-    lines += _figure_lines(folder, manifest.get("files", []))
+    lines += _figure_lines(folder, manifest.get("files", []), up)
     if manifest.get("stages"):
         lines += [
             f"Stages run: {', '.join(manifest['stages'])} (configuration key `stages`; the"
@@ -158,19 +160,31 @@ def _publication_lines(folder: Path, quick: Path | None) -> list[str]:
     return lines + beside_quick_lines(read_run(str(quick)), published, notes)
 
 
-def paper_section(root: str | os.PathLike[str] = ".", quick: Path | None = None) -> str:
-    """README's "What reproduces at the paper level", generated from ``published/``: each
-    published run with its verdicts beside those of the quick run ``quick`` (its claims.csv;
-    :mod:`galu.workflow.scale_table`), or how to publish one when none is."""
+def publications(root: str | os.PathLike[str] = ".") -> list[Path]:
+    """The publications under ``root``'s ``published/`` (not those in progress), by name."""
     base = Path(root) / PUBLISHED
-    folders = (
-        sorted(d for d in base.iterdir() if not d.name.startswith(".") and (d / MANIFEST).is_file())
-        if base.is_dir()
-        else []
+    if not base.is_dir():
+        return []
+    return sorted(
+        d for d in base.iterdir() if not d.name.startswith(".") and (d / MANIFEST).is_file()
     )
+
+
+def paper_section(
+    root: str | os.PathLike[str] = ".",
+    quick: Path | None = None,
+    links_from: str | os.PathLike[str] | None = None,
+) -> str:
+    """The page's "What reproduces at the paper level", generated from ``published/``: each
+    published run with its verdicts beside those of the quick run ``quick`` (its claims.csv;
+    :mod:`galu.workflow.scale_table`), or how to publish one when none is. Its links lead
+    from the folder ``links_from`` (the page's; default ``root``) to the published files."""
+    folders = publications(root)
     if not folders:
         return NO_PUBLICATION
+    up = Path(os.path.relpath(root, links_from if links_from is not None else root)).as_posix()
+    up = "" if up == "." else f"{up}/"
     lines: list[str] = []
     for folder in folders:
-        lines += _publication_lines(folder, quick)
+        lines += _publication_lines(folder, quick, up)
     return "\n".join(lines)

@@ -1,5 +1,6 @@
-"""The README's generated sections: the text between two HTML comment markers, replaced
-by a run's table, and compared with it at the precision shown (:mod:`galu.workflow.precision`)."""
+"""The generated sections of README.md and its verdict pages (docs/verdicts-*.md,
+:mod:`galu.workflow.readme_pages`): the text between two HTML comment markers, replaced by a
+run's table, and compared with it at the precision shown (:mod:`galu.workflow.precision`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def readme_with_section(readme: str, section: str, markers: Markers = QUICK_MARK
     given) replaced by ``section``."""
     start, end = markers
     if start not in readme or end not in readme:
-        raise ValueError(f"README.md lacks the markers {start!r} and {end!r}")
+        raise ValueError(f"the text lacks the markers {start!r} and {end!r}")
     head, rest = readme.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{section}{end}{tail}"
@@ -36,18 +37,21 @@ def readme_section(readme: str, markers: Markers = QUICK_MARKERS) -> str:
 def readme_differences(
     readme: str, section: str, markers: Markers = QUICK_MARKERS
 ) -> list[tuple[str, str]]:
-    """The lines of README's section between ``markers`` that disagree with ``section``
-    (generated: ``results/claims.md``, or the published paper-level section) beyond the
-    precision shown: words must match, numbers within one unit of their last digit
-    (:func:`galu.workflow.precision.lines_agree`)."""
+    """The lines of the section of ``readme`` (a README or a verdict page) between
+    ``markers`` that disagree with ``section`` (generated: ``results/claims.md``, or the
+    published paper-level section) beyond the precision shown: words must match, numbers
+    within one unit of their last digit (:func:`galu.workflow.precision.lines_agree`)."""
     return differing_lines(readme_section(readme, markers), section)
 
 
-def describe_differences(pairs: list[tuple[str, str]], limit: int = 10) -> str:
-    """The differing lines, README's then the run's, for a terminal."""
-    lines = []
+def describe_differences(pairs: list[tuple[str, str]], limit: int = 10, label: str = "page") -> str:
+    """The differing lines, the file's (named ``label``) then the run's, for a terminal."""
+    lines, width = [], max(len(label), len("run")) + 1
     for old, new in pairs[:limit]:
-        lines += [f"  README: {old or '(no line)'}", f"  run:    {new or '(no line)'}"]
+        lines += [
+            f"  {label + ':':<{width}} {old or '(no line)'}",
+            f"  {'run:':<{width}} {new or '(no line)'}",
+        ]
     if len(pairs) > limit:
         lines.append(f"  ... and {len(pairs) - limit} more")
     return "\n".join(lines)
@@ -70,9 +74,9 @@ def row_verdicts(section: str) -> dict[str, str]:
 
 @dataclass
 class Comparison:
-    """How a run's section differs from the README's: claims whose verdict differs (id,
-    README's, the run's; None where a side lacks the claim), numbers beyond one unit of
-    their last digit (where, README's, the run's), and lines whose words differ."""
+    """How a run's section differs from the page's: claims whose verdict differs (id, the
+    page's, the run's; None where a side lacks the claim), numbers beyond one unit of their
+    last digit (where, the page's, the run's), and lines whose words differ."""
 
     verdicts: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     numbers: list[tuple[str, str, str]] = field(default_factory=list)
@@ -80,7 +84,8 @@ class Comparison:
 
 
 def compare_section(readme: str, section: str, markers: Markers = QUICK_MARKERS) -> Comparison:
-    """The README's section between ``markers`` against a run's ``section``."""
+    """The section of ``readme`` (a page's text) between ``markers`` against a run's
+    ``section``."""
     old, new = row_verdicts(readme_section(readme, markers)), row_verdicts(section)
     result = Comparison(
         verdicts=[
@@ -100,16 +105,15 @@ def compare_section(readme: str, section: str, markers: Markers = QUICK_MARKERS)
 
 
 def describe_comparison(what: str, comparison: Comparison, limit: int = 8) -> list[str]:
-    """A verdict change as a short block (claim: README's verdict -> this run's); otherwise
-    one NOTE line naming the numbers that moved past the precision shown, and one for
-    lines whose wording differs; nothing when the two agree."""
+    """A verdict change as a short block (claim: the page's verdict -> this run's);
+    otherwise one NOTE line naming the numbers that moved past the precision shown, and one
+    for lines whose wording differs; nothing when the two agree. ``what`` names the section
+    (``docs/verdicts-quick.md's quick-scale verdicts``)."""
     lines = []
     if comparison.verdicts:
-        lines.append(
-            f"VERDICTS DIFFER from README.md's {what} for {len(comparison.verdicts)} claim(s):"
-        )
+        lines.append(f"VERDICTS DIFFER from {what} for {len(comparison.verdicts)} claim(s):")
         lines += [
-            f"  {claim}: README {old or '(absent)'}, this run {new or '(absent)'}"
+            f"  {claim}: page {old or '(absent)'}, this run {new or '(absent)'}"
             for claim, old, new in comparison.verdicts[:limit]
         ]
         if len(comparison.verdicts) > limit:
@@ -125,13 +129,13 @@ def describe_comparison(what: str, comparison: Comparison, limit: int = 8) -> li
             else ""
         )
         lines.append(
-            f"NOTE {len(comparison.numbers)} number(s) of README.md's {what} differ from this run"
+            f"NOTE {len(comparison.numbers)} number(s) of {what} differ from this run"
             f" beyond one unit of their last digit (another CPU's arithmetic), verdicts"
             f" unchanged: {moved}{more}."
         )
     if comparison.wording:
         lines.append(
-            f"NOTE {comparison.wording} line(s) of README.md's {what} are worded otherwise than"
-            " this run's (a README older than the code: `galu readme --update` takes the run's)."
+            f"NOTE {comparison.wording} line(s) of {what} are worded otherwise than this run's"
+            " (a page older than the code: `galu readme --update` takes the run's)."
         )
     return lines

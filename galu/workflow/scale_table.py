@@ -45,7 +45,7 @@ def beside_quick_lines(quick: Run, published: Run, notes: Mapping[str, str]) -> 
     scale = published.scale
     rows = compare(quick, published)
     lines = [
-        'Beside the quick scale (the run of "What reproduces" above), claim by claim:',
+        "Beside the quick scale (docs/verdicts-quick.md), claim by claim:",
         "",
         f"| claim | quick | verdict | {scale} | verdict | verdicts |",
         "|---|---|---|---|---|---|",

@@ -90,16 +90,22 @@ rule claims:
 
 
 # Not part of `all`: `make reproduce` runs it after the default (quick) run and reports a stale
-# README without failing, so a user who changes the config is not stopped by the README of the
-# default run; tests/test_workflow.py checks that it names a stale section.
+# README or verdict page (docs/verdicts-*.md) without failing, so a user who changes the config
+# is not stopped by the README of the default run; tests/test_workflow.py checks that it names
+# a stale section.
 rule readme_check:
     input:
         md=rules.claims.output.md,
         csv=rules.claims.output.csv,
         readme="README.md",
-        # the published paper-level runs its second section quotes (galu/workflow/publish.py)
-        # and the notes on where they and the quick scale disagree (scale_table.py)
+        # the pages that hold the generated claim tables (galu/workflow/readme_pages.py)
+        quick_page="docs/verdicts-quick.md",
+        paper_page="docs/verdicts-paper.md",
+        # the published paper-level runs the second page quotes and README counts
+        # (galu/workflow/publication_readme.py) and the notes on where they and the quick
+        # scale disagree (scale_table.py)
         published=glob.glob("published/*/publication.json"),
+        published_claims=glob.glob("published/*/results/claims.csv"),
         notes="workflow/scale-notes.yaml",
         # what the paper's own settings need on a GPU, which that section states
         # (galu.workflow.plan.paper_gpu_text): the cost model's constants and the paper's config
@@ -117,7 +123,7 @@ rule readme_check:
     resources:
         **job_resources("readme_check"),
     params:
-        # README's sections are the quick scale's to judge: another scale checks neither.
+        # The generated sections are the quick scale's to judge: another scale checks none.
         scale=SCALE,
     script:
         "../../scripts/report_readme_check.py"

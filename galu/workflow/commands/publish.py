@@ -106,11 +106,12 @@ def run(args: argparse.Namespace) -> int:
         )
         + (
             ".\nNext: `galu audit` verifies them; `galu resume --in-progress` continues the"
-            " run elsewhere; README's 'What reproduces at the paper level' does not show a run"
-            " in progress."
+            " run elsewhere; the README and docs/verdicts-paper.md do not show a run in"
+            " progress."
             if args.in_progress
-            else ".\nNext: `galu audit` verifies them; `galu readme --update` writes README's"
-            " 'What reproduces at the paper level'; `galu resume` continues the run elsewhere."
+            else ".\nNext: `galu audit` verifies them; `galu readme --update` writes"
+            " docs/verdicts-paper.md and the README's counts; `galu resume` continues the run"
+            " elsewhere."
         )
     )
     return 0

@@ -1,0 +1,72 @@
+"""README's per-paper verdict counts (galu/workflow/readme_pages.py), and the links of the README
+and its pages under docs/."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from galu.workflow.readme_pages import exact_differences, is_ours, paper_counts, summary_block
+
+from conftest import REPO
+
+# Two papers, each with a claim of its own and one of ours; one claim of a paper the README
+# does not name; the normalization paper first in the table, listed after GaLU all the same.
+TINY = pd.DataFrame(
+    {
+        "claim_id": ["n1", "n2", "g1", "g2", "g3", "g4", "x1"],
+        "paper": ["normalization", "normalization", "galu", "galu", "galu", "galu", "other"],
+        "statement": [
+            "Deep plain MLPs train.",
+            "Ours, not from the paper: images decorrelate.",
+            "GaLU0 is close to ReLU.",
+            "Ablation (ours, not the paper's model): sigmoid gates.",
+            "Our finding, not a claim of the paper: step gates lag.",
+            "Parity is at chance.",
+            "  Ours (what the figure shows): a third paper.",
+        ],
+        "verdict": ["fail", "pass", "indicative", "pass", "fail", "not_run", "pass"],
+    }
+)
+
+
+def test_claims_of_ours_are_told_by_how_their_statement_starts():
+    assert [is_ours(s) for s in TINY["statement"]] == [False, True, False, True, True, False, True]
+    assert not is_ours(float("nan")) and not is_ours("Our own words, later: ours")
+
+
+def test_each_papers_claims_are_counted_apart_from_ours():
+    zero = {"pass": 0, "fail": 0, "indicative": 0, "not_run": 0}
+    assert paper_counts(TINY) == {
+        "galu": ({**zero, "indicative": 1, "not_run": 1}, {**zero, "pass": 1, "fail": 1}),
+        "normalization": ({**zero, "fail": 1}, {**zero, "pass": 1}),
+        "other": (zero, {**zero, "pass": 1}),
+    }
+
+
+def test_the_block_is_one_line_per_paper_with_a_link():
+    assert summary_block(TINY, "At the **quick** scale", "docs/q.md") == (
+        "At the **quick** scale, 7 claims: 3 pass, 2 fail, 1 indicative, 1 not_run. Per paper,"
+        " its own claims and, apart, our own checks:\n"
+        "- **GaLU**: 1 indicative, 1 not_run; our own checks: 1 pass, 1 fail"
+        " ([every claim](docs/q.md))\n"
+        "- **static activation normalization**: 1 fail; our own checks: 1 pass"
+        " ([every claim](docs/q.md))\n"
+        "- **other**: none; our own checks: 1 pass ([every claim](docs/q.md))\n"
+    )
+
+
+def test_counts_are_compared_to_the_letter():
+    assert exact_differences("a 12\nb 3\n", "a 12\nb 3\n") == []
+    assert exact_differences("a 12\nb 3\n", "a 13\nb 3\nc 1\n") == [("a 12", "a 13"), ("", "c 1")]
+
+
+def test_every_link_of_the_readme_and_its_pages_leads_to_a_file():
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://", "#")):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{page.relative_to(REPO)} links {target}"
