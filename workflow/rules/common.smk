@@ -1,5 +1,5 @@
-# Shared by every rule file: the checks before any job, the path helpers every rule names its
-# files through, and the run's hooks (galu/workflow/run_hooks.py, where each is documented).
+# Shared by all the rule files. The checks before any job, the path helpers every rule names
+# its files through, and the run's hooks (galu/workflow/run_hooks.py, each documented there).
 import sys
 from pathlib import Path
 
@@ -53,6 +53,18 @@ def stage_targets(stage, paths):
     (its rules stay defined: a left-out stage's path can still be asked for by name)."""
     if stage in config["stages"]:
         ALL_TARGETS.extend(paths)
+
+
+def claim_sources(wildcards):
+    """CSVs the claims read that this configuration produces (others become not_run).
+
+    Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
+    sources = {c["source"] for c in CLAIMS}
+    sources |= {
+        v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
+    }
+    sources |= {c["robustness"]["source"] for c in CLAIMS if "robustness" in c}
+    return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
 
 
 def with_sidecars(**outputs):

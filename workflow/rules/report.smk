@@ -21,18 +21,6 @@ from galu.workflow.stages import sentence_modules
 REPORT_CONFIG = Path(".snakemake/galu/report_config.yaml")
 
 
-def claim_sources(wildcards):
-    """CSVs the claims read that this configuration produces (others become not_run).
-
-    Evaluated when the DAG is built, after every stage has extended ALL_TARGETS."""
-    sources = {c["source"] for c in CLAIMS}
-    sources |= {
-        v["source"] for c in CLAIMS for v in c.get("finding_values", {}).values()
-    }
-    sources |= {c["robustness"]["source"] for c in CLAIMS if "robustness" in c}
-    return sorted(out(s) for s in sources if out(s) in ALL_TARGETS)
-
-
 # The figures this run makes, each with its caption template (see report_figure in common.smk).
 # Keyed by contract path (what claims.yaml and the observations name); outputs go through out().
 REPORT_FIGURES = {f: t for f, t in FIGURE_TEMPLATES.items() if out(f) in ALL_TARGETS}
