@@ -12,7 +12,9 @@ clean after the command it recommends.
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections import Counter
 from contextlib import chdir
 from pathlib import Path
@@ -207,6 +209,18 @@ def test_an_undone_edit_plans_nothing(touched):
     """An edit written back (same bytes, new mtime) plans nothing, after the edited code was
     hashed: closures follow content, and no cached hash of the edit outlives it."""
     plan_with_edit(touched, "galu/scm/odes.py")
+    assert planned(touched) == Counter()
+
+
+def test_a_script_touched_by_a_checkout_plans_nothing(touched):
+    """A checkout or `git pull` rewrites a script (here the same bytes, a newer mtime; or a
+    change the equivalence ledger vouches for): nothing reruns. Snakemake's own `code`
+    trigger would rerun every job of the rule (for a script it compares the file's mtime
+    with the outputs'), so profiles/default leaves it out and the closure hash decides."""
+    path = touched / "scripts/scm_ode.py"
+    path.write_bytes(path.read_bytes())
+    later = time.time() + 5
+    os.utime(path, (later, later))
     assert planned(touched) == Counter()
 
 
