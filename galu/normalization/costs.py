@@ -140,8 +140,11 @@ def _at_wide_width(config: Config) -> Config:
     }
     if wide["lrs"]:
         train["lr_sweep"]["lrs"] = wide["lrs"]
-    correlations = {**norm["correlations"], "width": wide["width"]}
-    correlations["activations"] = wide["activations"]
+    correlations = {
+        **norm["correlations"],
+        "width": wide["width"],
+        "activations": wide["activations"],
+    }
     spectra = {**norm["spectra"], "activations": []}
     at_width = {**norm, "trainability": train, "correlations": correlations, "spectra": spectra}
     return {**config, "normalization": at_width}

@@ -183,8 +183,13 @@ def measurement_lines(claim: Claim, root: Path, results: str, row: Any) -> list[
     return lines
 
 
-def verdict_lines(claim: Claim, row: Any, results: str) -> list[str]:
-    """Expected value, tolerance and why, the verdict, and for a failure our finding."""
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) and value.strip() else ""
+
+
+def verdict_lines(claim: Claim, row: Any, results: str, justify: bool = True) -> list[str]:
+    """Expected value, tolerance and why (``justify``), the verdict, and for a failure our
+    finding."""
     if row is None:
         return _field(
             "verdict",
@@ -192,34 +197,25 @@ def verdict_lines(claim: Claim, row: Any, results: str) -> list[str]:
             " run the workflow again)",
         )
     lines = _field("expected", bound_text(row.compare, row.expected, row.tolerance))
-    lines += _field("tolerance", tolerance_text(row.tolerance))
-    lines += _field("justification", claim.justification or "none given")
-    lines += _field("verdict", f"{row.verdict}{verdict_notes(row)}")
-    if row.verdict not in ("pass", "fail") and isinstance(row.reason, str):
-        lines += _field("why", row.reason)
-    if row.verdict == "fail":
-        lines += _field("finding", row.finding if isinstance(row.finding, str) else "none yet")
-    return lines
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) and value.strip() else ""
-
-
-def answer_lines(claim: Claim, row: Any, results: str) -> list[str]:
-    """The short answer: the paper's number and ours, the bound and the verdict (and, for a
-    failure, our finding; for a claim not judged, why)."""
-    if row is None:
-        return verdict_lines(claim, row, results)
-    lines = _field("paper says", _text(getattr(row, "paper_says", None)) or "no number for this")
-    lines += _field("we measure", f"{measured_text(row)}: {claim.quantity or 'the quantity'}")
-    lines += _field("expected", bound_text(row.compare, row.expected, row.tolerance))
+    if justify:
+        lines += _field("tolerance", tolerance_text(row.tolerance))
+        lines += _field("justification", claim.justification or "none given")
     lines += _field("verdict", f"{row.verdict}{verdict_notes(row)}")
     if row.verdict not in ("pass", "fail") and _text(row.reason):
         lines += _field("why", row.reason)
     if row.verdict == "fail":
         lines += _field("finding", _text(row.finding) or "none yet")
     return lines
+
+
+def answer_lines(claim: Claim, row: Any, results: str) -> list[str]:
+    """The short answer: the paper's number and ours, then the bound and the verdict (and,
+    for a failure, our finding; for a claim not judged, why)."""
+    if row is None:
+        return verdict_lines(claim, row, results)
+    lines = _field("paper says", _text(getattr(row, "paper_says", None)) or "no number for this")
+    lines += _field("we measure", f"{measured_text(row)}: {claim.quantity or 'the quantity'}")
+    return lines + verdict_lines(claim, row, results, justify=False)
 
 
 def explain_claim(

@@ -1,6 +1,5 @@
 # Shared by all the rule files. The checks before any job, the path helpers every rule names
 # its files through, and the run's hooks (galu/workflow/run_hooks.py, each documented there).
-import sys
 from pathlib import Path
 
 from galu.workflow import run_hooks
