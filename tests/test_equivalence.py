@@ -3,6 +3,7 @@ files."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -406,3 +407,50 @@ def test_an_entry_is_checked_against_the_closures_its_commits_really_have(toy, m
                          real.scales, real.outputs, real.changed)  # fmt: skip
     (why,) = recomputed_problems(toy, [forged]).values()
     assert why.startswith("scripts/b.py: recomputed, its closure at") and "not 999999999999" in why
+
+
+def test_compact_joins_two_recorded_changes_into_one_entry_its_commits_confirm(toy, monkeypatch,
+                                                                               capsys):  # fmt: skip
+    from galu.workflow.cli import main
+    from galu.workflow.equivalence_check import check
+    from galu.workflow.ledger_verify import recomputed_problems
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(toy.parent / "cache"))
+    made = []
+    for n in (1, 2):
+        _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", f"OUTPUT = 'b'\nX{n} = 1")
+        made += check(toy, "HEAD~1", ["tiny"], say=lambda _: None).recorded
+        _git(toy, "commit", "-qam", "ledger")
+    recorded = made[-1]
+    before = Ledger.load(toy)
+    assert len(before.entries) == 2
+    assert main(["equivalence", "--compact", "--root", str(toy)]) == 0
+    assert "holds 1 entries (was 2)" in capsys.readouterr().out
+    (whole,) = Ledger.load(toy).entries.values()
+    assert whole.steps == 2 and whole.closure == recorded.closure
+    assert whole.same_as == before.canonical(recorded.closure)
+    assert whole.changed == ("galu/mod_b.py",)
+    assert recomputed_problems(toy, [whole]) == {}
+    # a published run made with the first change's code keeps that closure's entry
+    _git(toy, "checkout", "-q", "--", LEDGER)
+    (toy / "published/results").mkdir(parents=True)
+    side = {"code": {"script": "scripts/b.py", "sha256": made[0].closure}}
+    (toy / "published/results/b.csv.meta.json").write_text(json.dumps(side))
+    assert main(["equivalence", "--compact", "--root", str(toy)]) == 0
+    assert len(Ledger.load(toy).entries) == 2
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "give either --base REV"),
+        (["--base", "HEAD", "--compact"], "give either --base REV"),
+        (["--base", "HEAD", "--keep", "HEAD"], "--keep goes with --compact"),
+        (["--compact", "--keep", "nosuchrev"], "--keep nosuchrev: no such commit"),
+    ],
+)
+def test_compact_and_base_requests_are_checked(toy, capsys, args, message):
+    from galu.workflow.cli import main
+
+    assert main(["equivalence", *args, "--root", str(toy)]) == 2
+    assert message in capsys.readouterr().err

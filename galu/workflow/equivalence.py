@@ -37,9 +37,11 @@ _HEADER = """\
 # both commits and compares every output they make; commit it with the code it vouches for.
 # closure: the newer closure's sha256; same_as: the earlier one's; baseline / checked: the
 # commits of the earlier and the newer code; scales: the configurations run; outputs: the
-# files compared (all identical); changed: the closure's files that differ.
+# files compared (all identical); changed: the closure's files that differ; steps (where
+# given): the recorded steps this entry stands for (`galu equivalence --compact`).
 """
 _FIELDS = ("script", "closure", "same_as", "baseline", "checked", "scales", "outputs", "changed")
+_OPTIONAL = ("steps",)
 
 
 class LedgerError(ValueError):
@@ -58,12 +60,16 @@ class Equivalence:
     scales: tuple[str, ...]
     outputs: int
     changed: tuple[str, ...]
+    # >1: the entry joins that many recorded steps (each compared at these scales at least)
+    steps: int = 1
 
     def evidence(self) -> str:
         """One line for the audit: what was compared, where."""
+        through = f" (through {self.steps} recorded steps)" if self.steps > 1 else ""
         return (
             f"{self.script}: {self.outputs} output(s) byte-identical at"
             f" {', '.join(self.scales)} between {self.baseline[:12]} and {self.checked[:12]}"
+            f"{through}"
         )
 
 
@@ -92,16 +98,18 @@ _CHECKS = {
     "scales": ("a list of scale names", lambda v: _strings(v) and len(v) > 0),
     "outputs": ("a count of outputs (> 0)", lambda v: type(v) is int and v > 0),
     "changed": ("a list of paths", _strings),
+    "steps": ("a count of steps (> 1)", lambda v: type(v) is int and v > 1),
 }
 
 
 def _entry(raw: Any, where: str) -> Equivalence:
-    if not isinstance(raw, dict) or set(raw) != set(_FIELDS):
+    if not isinstance(raw, dict) or not set(_FIELDS) <= set(raw) <= {*_FIELDS, *_OPTIONAL}:
         raise LedgerError(
-            f"{where}: an entry needs exactly the fields {', '.join(_FIELDS)}; {_FIX}"
+            f"{where}: an entry needs exactly the fields {', '.join(_FIELDS)}"
+            f" (and optionally {', '.join(_OPTIONAL)}); {_FIX}"
         )
     for name, (what, check) in _CHECKS.items():
-        if not check(raw[name]):
+        if name in raw and not check(raw[name]):
             raise LedgerError(f"{where}: {name} is {raw[name]!r}, not {what}; {_FIX}")
     return Equivalence(
         script=raw["script"],
@@ -112,6 +120,7 @@ def _entry(raw: Any, where: str) -> Equivalence:
         scales=tuple(raw["scales"]),
         outputs=raw["outputs"],
         changed=tuple(raw["changed"]),
+        steps=raw.get("steps", 1),
     )
 
 
@@ -218,6 +227,8 @@ def _plain(entry: Equivalence) -> dict[str, Any]:
     plain = asdict(entry)
     plain["scales"] = list(entry.scales)
     plain["changed"] = list(entry.changed)
+    if entry.steps == 1:
+        del plain["steps"]  # a step compared directly, as every entry written before --compact
     return plain
 
 
