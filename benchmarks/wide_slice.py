@@ -1,6 +1,7 @@
 """How far `galu plan` is off for deep MLPs wider than its fit (issue #60).
 
-The cost model's constants for normalization_train are fitted on width-128 runs
+The cost model's constants for the deep-MLP training rule (the rule whose cost formula is
+galu.normalization.costs.training) are fitted on width-128 runs
 (workflow/costs/constants.yaml); a width-1024 job's estimate extrapolates them in the
 multiply-adds. This trains a slice of such a job (one seed, CIFAR-shaped synthetic data,
 ``--samples`` images, ``--epochs`` epochs, one thread as the jobs run) with the jobs' own
@@ -22,9 +23,12 @@ from pathlib import Path
 import torch
 
 from galu.normalization.cifar import TensorData
-from galu.normalization.costs import _deep_mlp
+from galu.normalization.costs import _deep_mlp, training
 from galu.normalization.trainability import train_depth
 from galu.workflow.costs import CONSTANTS, CostModel
+from galu.workflow.dag import planned_jobs
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def synthetic(samples: int, test: int) -> TensorData:
@@ -48,8 +52,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     data = synthetic(args.samples, args.test)
-    model = CostModel.load(Path(__file__).resolve().parents[1] / CONSTANTS)
-    rule = model.constants("normalization_train")
+    model = CostModel.load(REPO / CONSTANTS)
+    # the training rule, as the rule files name it: the one whose formula is `training`
+    trains = next(p.job.rule for p in planned_jobs(REPO) if p.cost.formula is training)
+    rule = model.constants(trains)
     shape = {"n_train": args.samples, "n_test": args.test, "batch_size": 128}
     print(f"depth {args.depth}, {args.samples} images, {args.epochs} epoch(s), 1 thread")
     print(f"{'width':>6} {'measured s':>11} {'model s':>9} {'measured/model':>15}")

@@ -1,7 +1,8 @@
-"""The types a stage declares itself with: :class:`Stage`, its compute :class:`Job` s, its
-:class:`Figure` s and the :class:`Table` s they read. Each paper package's ``stage.py`` holds
-one ``STAGE``; :mod:`galu.workflow.stages` lists them. Plain data: this module imports no
-workflow machinery.
+"""The types a stage declares itself with: :class:`Stage`, its :class:`Figure` s and the
+:class:`Table` s they read; and what a cost formula gives (:class:`Sizes`) for a
+:class:`Job` (its compute jobs are declared by their rules, ``workflow/rules/<stage>*.smk``).
+Each paper package's ``stage.py`` holds one ``STAGE``; :mod:`galu.workflow.stages` lists
+them. Plain data: this module imports no workflow machinery.
 """
 
 from __future__ import annotations
@@ -63,25 +64,8 @@ class Job:
         return f"{self.rule}[{inner}]"
 
 
-def _no_override(config: Config, job: Job) -> int:
-    return 0
-
-
 def _nothing(config: Config) -> Iterable[str]:
     return ()
-
-
-def runtime_settings(
-    sections: Mapping[str, Callable[[Config, Job], Mapping[str, Any]]],
-) -> Callable[[Config, Job], int]:
-    """A stage's ``runtime_min``: rule -> the config section whose ``runtime_min`` sets the
-    runtime of that rule's jobs (minutes; 0, and any rule not named: the cost model's)."""
-
-    def runtime_min(config: Config, job: Job) -> int:
-        section = sections.get(job.rule)
-        return int(section(config, job)["runtime_min"]) if section else 0
-
-    return runtime_min
 
 
 @dataclass(frozen=True)
@@ -121,26 +105,19 @@ class Stage:
     ``paper``: the claims' paper id (``workflow/claims.yaml``); ``category``: the report's
     section for its figures; ``figures(config)``: its figures at a configuration, in order
     (the drawing functions live in ``galu.<name>.figures``, :attr:`figures_module`);
-    ``jobs(config)``: the jobs of its compute rules (``workflow/rules/<name>*.smk``; the plot
-    jobs follow from the figures); ``runtime_min(config, job)``: the minutes a configuration
-    sets for a job's ``runtime`` (0: the cost model's); ``order``: its place among the
-    stages (the configuration's default ``stages`` list them in this order); ``costs``: rule
-    -> its cost :data:`Formula` (a rule without one costs its fitted constants only);
-    ``checks(config)``: one line per contradiction among its settings that the schema cannot
-    see key by key (``galu/<paper>/checks.py``), naming the keys and the fix. A stage whose
-    figures' captions state what the data show has ``galu/<paper>/sentences.py``
-    (:attr:`sentences_module`; found by name, no declaration needed)."""
+    ``order``: its place among the stages (the configuration's default ``stages`` list them
+    in this order); ``checks(config)``: one line per contradiction among its settings that
+    the schema cannot see key by key (``galu/<paper>/checks.py``), naming the keys and the
+    fix. A stage whose figures' captions state what the data show has
+    ``galu/<paper>/sentences.py`` (:attr:`sentences_module`; found by name, no declaration
+    needed)."""
 
     name: str
     paper: str
     category: str
     order: int
     figures: Callable[[Config], Sequence[Figure]]
-    jobs: Callable[[Config], Iterable[Job]]
-    runtime_min: Callable[[Config, Job], int] = _no_override
-    costs: Mapping[str, Formula] = field(default_factory=dict)
     checks: Callable[[Config], Iterable[str]] = _nothing
-    datasets: Callable[[Config], Iterable[str]] = _nothing
 
     @property
     def figures_module(self) -> str:

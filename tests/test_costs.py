@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,10 +22,11 @@ from galu.workflow.costfit import (
     ratios,
     read_benchmarks,
 )
-from galu.workflow.costs import CONSTANTS, UNMEASURED, CostModel
-from galu.workflow.jobs import STAGE_ORDER, stage_of, workflow_jobs
+from galu.workflow.costs import CONSTANTS, CostModel
+from galu.workflow.dag import planned_jobs
+from galu.workflow.jobs import STAGE_ORDER, stage_of
 from galu.workflow.plan import cost_preflight, job_request, make_plan, paper_gpu_text, problems
-from galu.workflow.runconfig import run_config
+from galu.workflow.runconfig import merged_overrides, run_config
 
 from conftest import REPO, run, tool
 
@@ -53,13 +53,23 @@ def model():
     return CostModel.load(REPO / CONSTANTS)
 
 
-def test_every_quick_job_is_measured_and_predicted_within_a_factor_1_5(measured, model):
+@pytest.fixture(scope="module")
+def quick_jobs():
+    """The quick configuration's jobs, as Snakemake plans them (galu/workflow/dag.py)."""
+    return planned_jobs(REPO)
+
+
+def _one(planned, rule: str, **wildcards):
+    """The planned job of ``rule`` with these wildcards."""
+    return next(p for p in planned if p.job.rule == rule and p.job.wildcards == wildcards)
+
+
+def test_every_quick_job_is_measured_and_predicted_within_a_factor_1_5(measured, model, quick_jobs):
     quick = [m for m in measured if m.run == "quick"]
     labels = {m.job.label for m in quick}
-    jobs = workflow_jobs(run_config(REPO))
-    # but a new rule's, which its stage declares unmeasured (UNMEASURED in its stage.py): it
-    # runs with the default constants until its measurements are added (workflow/costs/fit.py)
-    assert labels == {j.label for j in jobs if j.rule not in UNMEASURED}
+    # but a new rule's, which its rule declares not measured (job_resources(measured=False)):
+    # it runs with the default constants until its measurements are added (workflow/costs/fit.py)
+    assert labels == {p.job.label for p in quick_jobs if p.cost.measured}
     table = ratios(model, quick)
     assert misses(table).empty, misses(table).to_string()
     # the check has teeth: jobs of a second and more are held to the factor itself
@@ -68,15 +78,18 @@ def test_every_quick_job_is_measured_and_predicted_within_a_factor_1_5(measured,
     assert (timed["time_ratio"].between(1 / 1.5, 1.5)).all()
 
 
-def test_only_a_rule_declared_unmeasured_runs_with_the_default_constants(measured, model):
-    """A stage's UNMEASURED names rules of its own that have no measurement and no constants
-    (a measured one must leave it); they are predicted by the stated default constants."""
-    rules = {j.rule for j in workflow_jobs(run_config(REPO))}
-    assert set(UNMEASURED) <= rules, set(UNMEASURED) - rules
-    assert all(stage_of(rule) == name for rule, name in UNMEASURED.items()), UNMEASURED
+def test_only_a_rule_declared_unmeasured_runs_with_the_default_constants(
+    measured, model, quick_jobs
+):
+    """A rule declared not measured (job_resources(measured=False)) has no measurement and
+    no constants (a measured one must drop the flag), and is predicted by the stated default
+    constants; every other rule has its own constants or a twin's."""
+    unmeasured = {p.job.rule for p in quick_jobs if not p.cost.measured}
     measured_rules = {m.job.rule for m in measured} | set(model.rules)
-    assert not set(UNMEASURED) & measured_rules, "measured: drop them from UNMEASURED"
-    assert all(model.constants(rule) == model.default for rule in UNMEASURED)
+    assert not unmeasured & measured_rules, "measured: drop measured=False from their rules"
+    assert all(model.constants(rule) == model.default for rule in unmeasured)
+    borrowing = {p.job.rule for p in quick_jobs if p.cost.twin}
+    assert {p.job.rule for p in quick_jobs} - unmeasured - borrowing <= set(model.rules)
 
 
 def test_a_wrong_constant_fails_the_check(measured, model):
@@ -114,27 +127,28 @@ def test_gpu_times_reproduce_the_gpu_measurements(model):
     for entry in entries:
         config = run_config(REPO, entry["configfiles"])
         wildcards = {k: str(v) for k, v in entry["wildcards"].items()}
-        job = next(j for j in workflow_jobs(config) if j.rule == entry["rule"]
-                   and j.wildcards == wildcards)  # fmt: skip
-        p = model.predict(job, config, gpus=True)
+        planned = _one(planned_jobs(REPO, entry["configfiles"]), entry["rule"], **wildcards)
+        job, cost = planned.job, planned.cost
+        p = model.predict(job, config, cost, gpus=True)
         assert p.gpu and p.gpu_measured
         work = p.seconds - model.constants(job.rule).base_s
         assert 1 / 1.5 < work / entry["seconds"] < 1.5, (job.label, work, entry["seconds"])
         # the same job on the CPU, or with device: cpu, is not divided at all
-        assert model.predict(job, config, gpus=False).seconds > 10 * p.seconds
-        cpu = model.predict(job, {**config, "device": "cpu"}, gpus=True)
+        assert model.predict(job, config, cost, gpus=False).seconds > 10 * p.seconds
+        cpu = model.predict(job, {**config, "device": "cpu"}, cost, gpus=True)
         assert not cpu.gpu and not cpu.gpu_measured
     config = run_config(REPO, ["config/paper.yaml"])
-    images = next(j for j in workflow_jobs(config) if j.rule == "generalization_images")
-    p, c = model.predict(images, config), model.constants("generalization_images")
+    paper = planned_jobs(REPO, ["config/paper.yaml"])
+    images = next(p for p in paper if p.job.rule == "generalization_images")
+    p = model.predict(images.job, config, images.cost)
+    c = model.constants("generalization_images")
     assert p.gpu and not p.gpu_measured
-    on_cpu = model.predict(images, config, gpus=False).seconds
+    on_cpu = model.predict(images.job, config, images.cost, gpus=False).seconds
     assert (on_cpu - c.base_s) / (p.seconds - c.base_s) == pytest.approx(model.gpu_speedup)
 
 
-def test_a_gpu_measurement_of_no_job_is_named(tmp_path, model):
-    for folder in ("config", "workflow"):  # what run_config reads
-        shutil.copytree(REPO / folder, tmp_path / folder)
+def test_a_gpu_measurement_of_no_job_is_named(repo_copy, model):
+    tmp_path = repo_copy
     entry = {"rule": "scm_simulation", "configfiles": ["config/paper.yaml"],
              "wildcards": {"scm_setting": "relu_k9m9"}, "seconds": 1}  # fmt: skip
     (tmp_path / GPU_MEASUREMENTS).write_text(yaml.safe_dump({"jobs": [entry]}))
@@ -201,50 +215,71 @@ def _median_ratio(constants, measured) -> float:
     )
 
 
-def _planned_by_snakemake(root: Path, files: list[str], overrides: list[str]) -> set[str]:
+def _planned_by_snakemake(root: Path, files: list[str], overrides: list[str]) -> dict[str, str]:
+    """Job label -> its benchmark file, as the dry run of the command prints them."""
     args = (["--configfile", *files] if files else []) + (
         ["--config", *overrides] if overrides else []
     )
     proc = run([tool("snakemake"), "-n", "-F", "--cores", "2", *args], root)
     out = proc.stdout + proc.stderr
-    jobs = set()
+    jobs = {}
     for block in re.split(r"^(?=\s*(?:local)?rule \w+:)", out, flags=re.M):
         rule = re.match(r"\s*(?:local)?rule (\w+):", block)
         if rule and rule.group(1) != "all":
-            wc = re.search(r"^\s+wildcards: (.*)$", block.split("\n[")[0], re.M)
+            head = block.split("\n[")[0]
+            wc = re.search(r"^\s+wildcards: (.*)$", head, re.M)
             inner = ",".join(wc.group(1).split(", ")) if wc else ""
-            jobs.add(f"{rule.group(1)}[{inner}]" if inner else rule.group(1))
+            bench = re.search(r"^\s+benchmark: (.*)$", head, re.M)
+            label = f"{rule.group(1)}[{inner}]" if inner else rule.group(1)
+            jobs[label] = bench.group(1) if bench else ""
     return jobs
 
 
 @pytest.mark.parametrize("scale", sorted(CONFIGS))
-def test_the_job_list_is_the_one_snakemake_plans(repo_copy, scale):
+def test_the_job_list_read_in_process_is_the_one_the_snakemake_command_plans(repo_copy, scale):
+    """galu/workflow/dag.py builds the DAG in this process: the same jobs as the command's
+    dry run prints, each with the benchmark name the cost model keys it by."""
     files, overrides = CONFIGS[scale]
-    expected = {j.label for j in workflow_jobs(run_config(REPO, files, overrides))}
-    assert _planned_by_snakemake(repo_copy, files, overrides) == expected
+    planned = planned_jobs(REPO, files, merged_overrides(overrides))
+    printed = _planned_by_snakemake(repo_copy, files, overrides)
+    assert set(printed) == {p.job.label for p in planned}
+    assert len(printed) == len(planned)  # no job twice
+    for p in planned:
+        assert printed[p.job.label].endswith(f"benchmarks/{p.job.benchmark}.tsv"), p.job.label
+        assert p.job.stage == stage_of(p.job.rule)
     if overrides:
-        assert {label.split("[")[0] for label in expected} >= {"scm_ode", "normalization_train"}
-        assert not any(label.startswith(("memorization", "generaliz")) for label in expected)
+        assert {p.job.rule for p in planned} >= {"scm_ode", "normalization_train"}
+        assert not any(p.job.rule.startswith(("memorization", "generaliz")) for p in planned)
 
 
-def test_resources_follow_the_model_and_runtime_min_overrides_it(model):
+def test_resources_follow_the_model_and_runtime_min_overrides_it(model, quick_jobs):
     quick = run_config(REPO)
-    runtime, mem = job_request(model, quick, "memorization_underparam", {})
-    p = model.predict(
-        next(j for j in workflow_jobs(quick) if j.rule == "memorization_underparam"), quick
-    )
+    under = _one(quick_jobs, "memorization_underparam")
+    runtime, mem = job_request(model, quick, under.job.rule, {}, under.cost)
+    p = model.predict(under.job, quick, under.cost)
     assert runtime == int(2 * p.seconds / 60 + 0.999) + 5
     assert mem == int(1.5 * p.mem_mb + 0.999) + 200
     paper = run_config(REPO, ["config/paper.yaml"])
-    assert job_request(model, paper, "memorization_underparam", {})[0] == 720
+    jobs = planned_jobs(REPO, ["config/paper.yaml"])
+    under = _one(jobs, "memorization_underparam")
+    assert job_request(model, paper, under.job.rule, {}, under.cost)[0] == 720
     wc = {"norm_activation": "relu", "norm_depth": "100"}
-    assert job_request(model, paper, "normalization_train", wc)[0] == 720
+    train = _one(jobs, "normalization_train", **wc)
+    assert job_request(model, paper, "normalization_train", wc, train.cost)[0] == 720
+    # a section chosen by the job's wildcards: each search its criterion's runtime_min
+    minutes = ["memorization.min_width.mse.runtime_min=7"]
+    jobs = planned_jobs(REPO, [], merged_overrides(minutes))
+    searches = {
+        p.job.wildcards["criterion"]: p for p in jobs if p.job.rule == "memorization_search"
+    }
+    assert searches["mse"].cost.runtime_override(searches["mse"].job.wildcards) == 7
+    assert searches["zero_error"].cost.runtime_override(searches["zero_error"].job.wildcards) == 0
 
 
-def test_plan_totals_and_problems(model):
+def test_plan_totals_and_problems(model, quick_jobs):
     quick = run_config(REPO)
-    plan = make_plan(quick, model, cores=2, gpus=0)
-    assert len(plan.predictions) == len(workflow_jobs(quick))
+    plan = make_plan(quick, quick_jobs, model, cores=2, gpus=0)
+    assert len(plan.predictions) == len(quick_jobs)
     total = sum(p.seconds for p in plan.predictions)
     # two cores: at least half the work, at least the longest job, at most all of it
     assert max(total / 2, max(p.seconds for p in plan.predictions)) <= plan.wall_hours() * 3600
@@ -252,7 +287,7 @@ def test_plan_totals_and_problems(model):
     errors, warnings = problems(plan, mem_gb=1000)
     assert errors == [] and warnings == []
     # cores twice as fast: every CPU job takes half the time, and declares what it did
-    faster = make_plan(quick, model, cores=2, gpus=0, speed=2.0)
+    faster = make_plan(quick, quick_jobs, model, cores=2, gpus=0, speed=2.0)
     assert [f.seconds for f in faster.predictions] == pytest.approx(
         [p.seconds / 2 for p in plan.predictions]
     )
@@ -267,16 +302,16 @@ def test_plan_totals_and_problems(model):
     # a runtime override below the prediction is named with the estimate
     overrides = ["memorization.underparam.runtime_min=1", "memorization.underparam.steps=100000"]
     short = run_config(REPO, overrides=overrides)
-    job = ("memorization_underparam", {}, 1)
-    _, warnings = cost_preflight(model, short, [job], mem_gb=1000)
+    job = _one(planned_jobs(REPO, [], merged_overrides(overrides)), "memorization_underparam")
+    _, warnings = cost_preflight(model, short, [(job, 1)], mem_gb=1000)
     assert len(warnings) == 1 and "declared runtime of 1 min" in warnings[0]
 
 
-def test_galu_plan_prints_every_stage_and_refuses_too_little_memory():
+def test_galu_plan_prints_every_stage_and_refuses_too_little_memory(quick_jobs):
     ok = run([tool("galu"), "plan", "--cores", "2", "--mem-gb", "64"], REPO)
     for stage in STAGE_ORDER:
         assert re.search(rf"^{stage} ", ok.stdout, re.M)
-    jobs = len(workflow_jobs(run_config(REPO)))
+    jobs = len(quick_jobs)
     assert f"{jobs} jobs" in ok.stdout and "ERROR" not in ok.stdout
     assert (
         "as fast as the reference machine's (--speed; measured machines: 2-core VM 1," in ok.stdout
@@ -376,7 +411,8 @@ def test_the_paper_gpu_sentence_sums_the_plan(model):
     """README's paper-level section states what the paper's own settings need on one GPU:
     the plan's GPU total, per stage, a star on each stage with a job of assumed speed-up."""
     text = paper_gpu_text(REPO)
-    plan = make_plan(run_config(REPO, ["config/paper.yaml"]), model, cores=2, gpus=1)
+    paper = ["config/paper.yaml"]
+    plan = make_plan(run_config(REPO, paper), planned_jobs(REPO, paper), model, cores=2, gpus=1)
     gpu = [p for p in plan.predictions if p.gpu]
     hours = sum(p.seconds for p in gpu) / 3600
     assert f"plans {hours:.1f} h of one GPU (" in text
@@ -396,14 +432,15 @@ def test_the_makespan_of_more_workers_than_jobs_is_the_longest_job_in_bounded_me
     assert _makespan([], 5) == 0.0
 
 
-def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys):
+def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys, quick_jobs):
     """A plan made on a login node is for another machine: without --mem-gb (or
     --this-machine, or the site's GALU_MACHINE_MEM_GB) it prints each job's needs and judges
     nothing; given a machine too small, it refuses."""
     from galu.workflow.cli import main
     from galu.workflow.plan import problems
 
-    plan = make_plan(run_config(REPO), CostModel.load(REPO / CONSTANTS), cores=2, gpus=0)
+    model = CostModel.load(REPO / CONSTANTS)
+    plan = make_plan(run_config(REPO), quick_jobs, model, cores=2, gpus=0)
     assert problems(plan, None)[0] == []
     assert problems(plan, 0.001)[0] != []
     assert main(["plan", "--root", str(REPO)]) == 0
@@ -414,13 +451,13 @@ def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys):
 def test_an_activation_with_its_own_seed_count_costs_in_proportion():
     """normalization.trainability.seeds_of: paper-cpu trains the raw ELU at 1 seed and tanh
     at 2 (neither keeps spectra), so at one depth the ELU job is exactly half the work."""
-    from galu.normalization.costs import _norm_train
+    from galu.normalization.costs import training
 
     cfg = run_config(REPO, ["config/paper.yaml", "config/paper-cpu.yaml"])
     train = cfg["normalization"]["trainability"]
     assert train["seeds"] == 2 and train["seeds_of"]["elu"] == 1 and "tanh" not in train["seeds_of"]
     work = {
-        act: _norm_train(cfg, {"norm_activation": act, "norm_depth": "30"}).work
+        act: training(cfg, {"norm_activation": act, "norm_depth": "30"}).work
         for act in ("tanh", "elu")
     }
     assert work["tanh"] == pytest.approx(2 * work["elu"], rel=1e-12)

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 from galu.normalization import checks
-from galu.normalization.costs import COSTS, _at_wide_width, _lr_sweep, _norm_train
+from galu.normalization.costs import _at_wide_width, lr_sweep, training
 from galu.normalization.widths import width_comparison
-from galu.workflow.costs import CONSTANTS, TWINS, CostModel
+from galu.workflow.costs import CONSTANTS, CostModel
+from galu.workflow.dag import planned_jobs
 from galu.workflow.runconfig import run_config
 
 from conftest import REPO
@@ -94,18 +95,21 @@ def test_a_wide_job_costs_its_twin_at_the_wide_settings():
     assert at_width["spectra"]["activations"] == []
     assert at_width["trainability"]["lr_sweep"]["lrs"] == wide["lrs"] != train["lr_sweep"]["lrs"]
     assert cfg["normalization"]["trainability"]["lr_sweep"]["lrs"] == train["lr_sweep"]["lrs"]
-    one = _norm_train(_at_wide_width(cfg), wc)
-    assert COSTS["normalization_train_wide"](cfg, wc) == one
-    assert COSTS["normalization_lr_sweep_wide"](cfg, wc) == _lr_sweep(_at_wide_width(cfg), wc)
+    one = training(_at_wide_width(cfg), wc)
+    planned = planned_jobs(REPO, ["config/paper.yaml", "config/paper-cpu.yaml"])
+    costs = {p.job.rule: p.cost for p in planned}
+    assert costs["normalization_train_wide"].sizes(cfg, wc) == one
+    assert costs["normalization_lr_sweep_wide"].sizes(cfg, wc) == lr_sweep(_at_wide_width(cfg), wc)
     # 64 times the multiply-adds per hidden layer, at a quarter of the runs (1 seed, 25
     # epochs against 2 and 50): still about 12 times the width-128 job's work
-    assert 10 < one.work / _norm_train(cfg, wc).work < 16
+    assert 10 < one.work / training(cfg, wc).work < 16
     model = CostModel.load(REPO / CONSTANTS)
-    assert {r: t for r, t in TWINS.items() if r.endswith("_wide")} == {
+    twins = {rule: cost.twin for rule, cost in costs.items() if cost.twin}
+    assert twins == {
         "normalization_lr_sweep_wide": "normalization_lr_sweep",
         "normalization_train_wide": "normalization_train",
         "normalization_correlations_wide": "normalization_correlations",
     }
-    for rule, twin in TWINS.items():
+    for rule, twin in twins.items():
         assert rule not in model.rules  # borrowed, until measured
-        assert model.constants(rule) == model.constants(twin) != model.default
+        assert model.constants(rule, twin) == model.constants(twin) != model.default

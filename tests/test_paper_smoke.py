@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from galu.workflow.costfit import read_benchmarks
-from galu.workflow.jobs import workflow_jobs
+from galu.workflow.dag import planned_jobs
 from galu.workflow.runconfig import run_config
 
 from conftest import copy_repo, run, tool
@@ -40,12 +40,12 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_rule_the_paper_scale_plans_ran(smoke_run):
     config = run_config(smoke_run, SMOKE)
-    jobs = workflow_jobs(config)
+    jobs = [p.job for p in planned_jobs(smoke_run, SMOKE)]
     assert len(jobs) > 60  # the paper's grids, not the quick ones
     ran = read_benchmarks(smoke_run, config["scale"])
     assert [j.label for j in jobs if j.benchmark not in ran] == []
-    paper = workflow_jobs(run_config(smoke_run, ["config/paper.yaml"]))
-    assert {j.rule for j in jobs} == {j.rule for j in paper}
+    paper = planned_jobs(smoke_run, ["config/paper.yaml"])
+    assert {j.rule for j in jobs} == {p.job.rule for p in paper}
     # Nothing of this scale was written where a quick run's outputs go.
     assert not (smoke_run / "logs/benchmarks/scm").exists()
 

@@ -1,11 +1,10 @@
 """The Snakefile's hooks (galu/workflow/run_hooks.py) on their own, with stand-ins for
 Snakemake's ``workflow``; the whole runs are tested by the tiny runs of test_workflow and the
-reliability tests. And the one Snakemake internal a run replaces, pinned."""
+reliability tests. The Snakemake internals the warm jobs rely on are pinned in
+test_snakemake_internals.py."""
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import os
 import shlex
 import time
@@ -13,43 +12,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from snakemake.script import PythonScript, ScriptBase
 
 from galu.workflow import run_hooks
 from galu.workflow.config import load_yaml
 from galu.workflow.runconfig import run_config
 
 from conftest import REPO
-
-# The warm jobs replace PythonScript.execute_script (run_hooks.start_warm_jobs) and call
-# ScriptBase._execute_cmd with the attributes ScriptBase.__init__ sets: no supported
-# interface chooses how a script job's interpreter starts. Their source as of Snakemake
-# 9.27.1; when an upgrade changes one, this fails: read the new source, check that
-# run_hooks._warm_execute still does what the original does for a one-thread job without
-# conda, container or modules, then update the hash.
-PINNED = {
-    "PythonScript.execute_script": (
-        PythonScript.execute_script,
-        "f8f5d2f25a6908fe7a34698ffea662a9107e32b3a44aa44c54d3b30e14fee3f5",
-    ),
-    "ScriptBase._execute_cmd": (
-        ScriptBase._execute_cmd,
-        "b9b67e04996c10c51ebaf7af77119715f05a4be8a3734825866b4ad04e6ff6ee",
-    ),
-    "ScriptBase.__init__": (
-        ScriptBase.__init__,
-        "318dfe47f8b553ed952168f3bfcea9ca7d22753262710b28eac7bece176f1ca6",
-    ),
-}
-
-
-@pytest.mark.parametrize("name", sorted(PINNED))
-def test_the_snakemake_internals_the_warm_jobs_replace_are_unchanged(name):
-    function, pinned = PINNED[name]
-    source = inspect.getsource(function)
-    assert hashlib.sha256(source.encode()).hexdigest() == pinned, (
-        f"Snakemake's {name} changed: check run_hooks._warm_execute against it"
-    )
 
 
 def test_the_warm_execute_falls_back_to_the_original_for_jobs_it_cannot_take():

@@ -3,8 +3,9 @@ which then passes the checks the repository passes.
 
 The toy stage computes the partial sums of 1/k² (one compute rule, one table with its column
 contract), draws them (one figure), checks its settings (one cross-key check), claims they
-approach pi²/6 (one claim) and declares its two rules not measured yet (they run with the cost
-model's default constants). Its files are written into a copy of the repository; the test
+approach pi²/6 (one claim) and declares its compute rule not measured yet (it runs with the
+cost model's default constants, as its figure's plot rule does until measured). Its files
+are written into a copy of the repository; the test
 counts what it wrote there (git's view of the copy: at most ten paths, each named in
 CONTRIBUTING.md's "Adding a stage"; no machinery module, no Snakefile or shared rule file, no
 configuration). On the copy it then runs the style gates, `galu dvc`, and the copy's own
@@ -62,11 +63,7 @@ DRAW = {"sums": draw_sums}
 ''',
     "galu/toy/stage.py": '''"""The toy stage's declaration (the Basel problem, Euler 1734)."""
 
-from galu.declarations import Figure, Job, Stage, Table
-
-# Not measured yet: they run with the cost model's default constants until a quick run's
-# benchmarks are added (workflow/costs/fit.py; CONTRIBUTING.md, "A new rule's costs").
-UNMEASURED = ("toy_sums", "toy_plot_sums")
+from galu.declarations import Figure, Stage, Table
 
 
 def checks(config):
@@ -79,12 +76,8 @@ def figures(config):
     return [Figure("sums", "sums", "toy_sums.rst", "Partial sums", {"sums": table})]
 
 
-def jobs(config):
-    return [Job("toy", "toy_sums", "toy/sums")]
-
-
-# name, paper (a claim's), report section, place among the stages, figures, compute jobs
-STAGE = Stage("toy", "toy", "Toy", 5, figures, jobs, checks=checks)
+# name, paper (a claim's), report section, place among the stages, figures
+STAGE = Stage("toy", "toy", "Toy", 5, figures, checks=checks)
 ''',
     "scripts/toy_sums.py": '''"""Partial sums -> results/toy/sums.csv."""
 
@@ -104,8 +97,10 @@ run.write_csv(sum_table(snakemake.params.n), snakemake.output.csv)
     conda:
         ENV
     threads: 1
+    # not measured yet: the cost model's default constants until a quick run's benchmarks
+    # are added (workflow/costs/fit.py; CONTRIBUTING.md, "A new rule's costs")
     resources:
-        **job_resources("toy_sums"),
+        **job_resources(measured=False),
     params:
         n={N},
     script:
@@ -145,8 +140,7 @@ CLAIM = {
 DVC_STAGE = """
   toy:
     cmd: >-
-      snakemake --cores all --allowed-rules toy_sums toy_plot_sums
-      -- results/toy/sums.csv figures/toy/sums.png
+      written by galu dvc --update
     deps:
       - workflow/rules/toy.smk
     outs:
@@ -167,7 +161,7 @@ COPY_TESTS = (
     "tests/test_costs.py::test_every_quick_job_is_measured_and_predicted_within_a_factor_1_5",
     "tests/test_costs.py::test_only_a_rule_declared_unmeasured_runs_with_the_default_constants",
     "tests/test_costs.py::test_the_stored_constants_are_the_fit_of_the_stored_measurements",
-    "tests/test_costs.py::test_the_job_list_is_the_one_snakemake_plans",
+    "tests/test_costs.py::test_the_job_list_read_in_process_is_the_one_the_snakemake_command_plans",
     "tests/test_costs.py::test_galu_plan_prints_every_stage_and_refuses_too_little_memory",
 )
 
@@ -219,7 +213,12 @@ def test_a_toy_stage_passes_the_repositorys_checks_and_runs(tmp_path):
     own = {"env": {"PYTHONPATH": str(root)}}
     run([tool("galu"), "dvc", "--update"], root, **own)
     run([tool("galu"), "dvc"], root, **own)
-    deps = yaml.safe_load(dvc.read_text())["stages"]["toy"]["deps"]
+    toy = yaml.safe_load(dvc.read_text())["stages"]["toy"]
+    assert toy["cmd"] == (
+        "snakemake --cores all --allowed-rules toy_sums toy_plot_sums"
+        " -- results/toy/sums.csv figures/toy/sums.png"
+    )
+    deps = toy["deps"]
     assert {"galu/toy/sums.py", "galu/toy/figures.py", "galu/toy/stage.py", "scripts/toy_sums.py",
             "scripts/plot.py", "workflow/rules/figures.smk"} <= set(deps)  # fmt: skip
 

@@ -18,8 +18,7 @@ import yaml
 from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.claims_text import caption_path, summary_line
 from galu.workflow.costfit import read_benchmarks
-from galu.workflow.jobs import workflow_jobs
-from galu.workflow.runconfig import run_config
+from galu.workflow.dag import planned_jobs
 from galu.workflow.tables import CONTRACTS_DIR, contracts, table_problems
 
 from conftest import REPO, copy_of_run, run, tool
@@ -36,10 +35,10 @@ def test_dry_run_plans_jobs_and_writes_nothing(repo_copy):
 
 
 def test_the_shared_run_ran_every_job_it_plans_and_every_rule_of_the_quick_scale(finished_run):
-    jobs = workflow_jobs(run_config(finished_run))
+    jobs = [p.job for p in planned_jobs(finished_run)]
     ran = read_benchmarks(finished_run)
     assert [j.label for j in jobs if j.benchmark not in ran] == []
-    assert {j.rule for j in jobs} == {j.rule for j in workflow_jobs(run_config(REPO))}
+    assert {j.rule for j in jobs} == {p.job.rule for p in planned_jobs(REPO)}
 
 
 def test_outputs_follow_the_contracts_with_sidecars(finished_run):

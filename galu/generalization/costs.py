@@ -1,9 +1,10 @@
 """Cost formulas of the generalization stage's jobs (Fiat et al., arXiv 1906.05032, sec. 5).
 
-One function per rule, ``(config, wildcards) -> Sizes``: the shape of the rule's cost in the
-sizes of its configuration (:class:`galu.declarations.Sizes`; the constants that turn sizes
-into seconds and megabytes are fitted per rule by ``workflow/costs/fit.py``). The stage's
-declaration names them (``COSTS``), and ``galu plan`` and the jobs' resources use them.
+One function per rule that has one, ``(config, wildcards) -> Sizes``: the shape of the
+rule's cost in the sizes of its configuration (:class:`galu.declarations.Sizes`; the
+constants that turn sizes into seconds and megabytes are fitted per rule by
+``workflow/costs/fit.py``). Each rule names its formula in its ``resources:``
+(``job_resources`` of workflow/rules/common.smk), which ``galu plan`` reads back.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _image_macs(model: str, width: int, depth: int, inputs: int, classes: int = 
     return inputs * width + (depth - 1) * width * width + width * classes + gates
 
 
-def _images(config: Config, wc: Wildcards) -> Sizes:
+def images(config: Config, wc: Wildcards) -> Sizes:
     """One ensemble per model, widths padded to the largest where the grid pads them
     (:func:`~galu.generalization.layout.pads_widths`), every network scored on every image
     once, and the PCA of the training images."""
@@ -69,7 +70,7 @@ def _synthetic_calls(task: str, t: Mapping[str, Any]) -> list[tuple[int, int]]:
     return [(t["n_train"], trained * len(t["subset_sizes"]))]
 
 
-def _synthetic(config: Config, wc: Wildcards) -> Sizes:
+def synthetic(config: Config, wc: Wildcards) -> Sizes:
     g = config["generalization"]
     task = wc["gen_task"]
     t = g[task]
@@ -86,10 +87,3 @@ def _synthetic(config: Config, wc: Wildcards) -> Sizes:
             bytes=(n + t["n_test"]) * t["dim"] * 8 * nets,
         )
     return total
-
-
-# rule -> its formula (the stage's declaration: galu/generalization/stage.py)
-COSTS = {
-    "generalization_images": _images,
-    "generalization_synthetic": _synthetic,
-}

@@ -4,10 +4,9 @@ sec. 5): one figure per dataset of the configuration, each reading that dataset'
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.declarations import Config, Figure, Stage, Table
 from galu.generalization import checks
 from galu.generalization.accuracy import IMAGE_DATASETS
-from galu.generalization.costs import COSTS
 from galu.reference import AUTHORS_IMAGES
 
 RUN_TABLE = "results/generalization/runs/{name}.csv"
@@ -48,44 +47,11 @@ def figures(config: Config) -> list[Figure]:
     return found
 
 
-def jobs(config: Config) -> list[Job]:
-    """One training job per dataset of ``generalization.datasets``, and the accuracy table."""
-    found = []
-    for name in config["generalization"]["datasets"]:
-        if name in IMAGE_DATASETS:
-            rule, wildcards = "generalization_images", {"gen_image": name}
-        else:
-            rule, wildcards = "generalization_synthetic", {"gen_task": name}
-        found.append(Job("generalization", rule, f"generalization/{name}", wildcards))
-    found.append(Job("generalization", "generalization_accuracy", "generalization/accuracy"))
-    return found
-
-
-# The settings whose runtime_min sets a job's runtime: the images section, or the task's.
-runtime_min = runtime_settings(
-    {
-        "generalization_images": lambda config, job: config["generalization"]["images"],
-        "generalization_synthetic": lambda config, job: config["generalization"][
-            job.wildcards["gen_task"]
-        ],
-    }
-)
-
-
-def image_datasets(config: Config) -> list[str]:
-    """The real datasets it reads: its image datasets (the synthetic tasks are drawn)."""
-    return [d for d in config["generalization"]["datasets"] if d in IMAGE_DATASETS]
-
-
 STAGE = Stage(
     name="generalization",
     paper="galu",
     category="GaLU generalization",
     order=2,
     figures=figures,
-    jobs=jobs,
-    runtime_min=runtime_min,
-    costs=COSTS,
     checks=checks.problems,
-    datasets=image_datasets,
 )

@@ -1,9 +1,10 @@
 """Cost formulas of the memorization stage's jobs (Fiat et al., arXiv 1906.05032, sec. 3).
 
-One function per rule, ``(config, wildcards) -> Sizes``: the shape of the rule's cost in the
-sizes of its configuration (:class:`galu.declarations.Sizes`; the constants that turn sizes
-into seconds and megabytes are fitted per rule by ``workflow/costs/fit.py``). The stage's
-declaration names them (``COSTS``), and ``galu plan`` and the jobs' resources use them.
+One function per rule that has one, ``(config, wildcards) -> Sizes``: the shape of the
+rule's cost in the sizes of its configuration (:class:`galu.declarations.Sizes`; the
+constants that turn sizes into seconds and megabytes are fitted per rule by
+``workflow/costs/fit.py``). Each rule names its formula in its ``resources:``
+(``job_resources`` of workflow/rules/common.smk), which ``galu plan`` reads back.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from galu.memorization.grid import underparam_points
 from galu.memorization.width_search import search_min_width
 
 
-def _underparam(config: Config, wc: Wildcards) -> Sizes:
+def underparam(config: Config, wc: Wildcards) -> Sizes:
     """Every trained network of the (m, d, k) grid (k d <= m), fitted as one ensemble per
     data shape (m, d), and the least-squares GaLU optimum of each point and seed."""
     mem = config["memorization"]
@@ -39,7 +40,7 @@ def _expected_width(m: int, d: int, out_dim: int, criterion: str) -> int:
     return max(1, round(m / d * scale))
 
 
-def _search(config: Config, wc: Wildcards) -> Sizes:
+def search(config: Config, wc: Wildcards) -> Sizes:
     """The probes each search of this job's part would make if its minimal width were the
     expected one, replayed through the workflow's own search
     (:func:`galu.memorization.width_search.search_min_width`); the part's searches advance in
@@ -88,10 +89,3 @@ def _one_search(
     batch = min(s["batch_size"] or m, m)
     work = 6.0 * s["steps"] * batch * nets * widths * (d + out)
     return total + Sizes(work=work), result.rounds
-
-
-# rule -> its formula (the stage's declaration: galu/memorization/stage.py)
-COSTS = {
-    "memorization_underparam": _underparam,
-    "memorization_search": _search,
-}

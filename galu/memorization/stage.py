@@ -4,10 +4,9 @@ workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.declarations import Config, Figure, Stage, Table
 from galu.memorization import checks
 from galu.memorization.band import claim_band
-from galu.memorization.costs import COSTS
 from galu.reference import AUTHORS_MIN_WIDTH
 
 # A criterion's stacked search table (workflow/rules/memorization.smk), and what computed it.
@@ -62,52 +61,11 @@ def figures(config: Config) -> list[Figure]:
 CRITERIA = ("mse", "zero_error")
 
 
-def jobs(config: Config) -> list[Job]:
-    """Each criterion's search jobs (``parts`` of them) and the table stacking them; the
-    under-parameterized job and the minimal-width table."""
-    found = []
-    for criterion in CRITERIA:
-        for part in range(config["memorization"]["min_width"][criterion].get("parts", 1)):
-            found.append(
-                Job(
-                    "memorization",
-                    "memorization_search",
-                    f"memorization/min_width_{criterion}_part{part}",
-                    {"criterion": criterion, "part": str(part)},
-                )
-            )
-        found.append(
-            Job(
-                "memorization",
-                "memorization_search_table",
-                f"memorization/stack_min_width_{criterion}",
-                {"criterion": criterion},
-            )
-        )
-    found.append(Job("memorization", "memorization_underparam", "memorization/underparam"))
-    found.append(Job("memorization", "memorization_min_width", "memorization/min_width"))
-    return found
-
-
-# The settings whose runtime_min sets a job's runtime.
-runtime_min = runtime_settings(
-    {
-        "memorization_underparam": lambda config, job: config["memorization"]["underparam"],
-        "memorization_search": lambda config, job: config["memorization"]["min_width"][
-            job.wildcards["criterion"]
-        ],
-    }
-)
-
-
 STAGE = Stage(
     name="memorization",
     paper="galu",
     category="GaLU memorization",
     order=1,
     figures=figures,
-    jobs=jobs,
-    runtime_min=runtime_min,
-    costs=COSTS,
     checks=checks.problems,
 )

@@ -1,9 +1,10 @@
 """Cost formulas of the static-normalization stage's jobs (Richemond & Guo, arXiv 1905.01369).
 
-One function per rule, ``(config, wildcards) -> Sizes``: the shape of the rule's cost in the
-sizes of its configuration (:class:`galu.declarations.Sizes`; the constants that turn sizes
-into seconds and megabytes are fitted per rule by ``workflow/costs/fit.py``). The stage's
-declaration names them (``COSTS``), and ``galu plan`` and the jobs' resources use them.
+One function per rule that has one, ``(config, wildcards) -> Sizes``: the shape of the
+rule's cost in the sizes of its configuration (:class:`galu.declarations.Sizes`; the
+constants that turn sizes into seconds and megabytes are fitted per rule by
+``workflow/costs/fit.py``). Each rule names its formula in its ``resources:``
+(``job_resources`` of workflow/rules/common.smk), which ``galu plan`` reads back.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ CIFAR_INPUTS = 3072
 CIFAR_IMAGES = 60_000
 
 
-def _isometry(config: Config, wc: Wildcards) -> Sizes:
+def isometry(config: Config, wc: Wildcards) -> Sizes:
     """Per activation, seed and variant (raw, normalized): two n x n products and a
     symmetric eigenproblem (about 9 n^3)."""
     iso = config["normalization"]["isometry"]
@@ -51,7 +52,7 @@ def _cifar_bytes(train: Mapping[str, Any]) -> float:
     return CIFAR_IMAGES * CIFAR_INPUTS + subset
 
 
-def _lr_sweep(config: Config, wc: Wildcards) -> Sizes:
+def lr_sweep(config: Config, wc: Wildcards) -> Sizes:
     t = config["normalization"]["trainability"]
     sw = t["lr_sweep"]
     total = Sizes(bytes=_cifar_bytes(t), gpu=bool(t["gpus"]))
@@ -61,7 +62,7 @@ def _lr_sweep(config: Config, wc: Wildcards) -> Sizes:
     return total
 
 
-def _ablation(config: Config, wc: Wildcards) -> Sizes:
+def ablation(config: Config, wc: Wildcards) -> Sizes:
     """One network per optimizer, learning rate and gain at the ablation's depth and width,
     each trained as a trainability job trains its own (same data, epochs)."""
     norm = config["normalization"]
@@ -75,7 +76,7 @@ def _ablation(config: Config, wc: Wildcards) -> Sizes:
     return total
 
 
-def _norm_train(config: Config, wc: Wildcards) -> Sizes:
+def training(config: Config, wc: Wildcards) -> Sizes:
     norm = config["normalization"]
     t, sp = norm["trainability"], norm["spectra"]
     depth = int(wc["norm_depth"])
@@ -112,7 +113,7 @@ def _jacobian_bytes(depth: int, width: int, samples: int) -> float:
     return JACOBIAN_TENSORS * samples * width * width * 4.0 * depth
 
 
-def _correlations(config: Config, wc: Wildcards) -> Sizes:
+def correlations(config: Config, wc: Wildcards) -> Sizes:
     """Networks at initialization: a forward pass of the samples and their pairwise
     cosines at every layer, per activation."""
     c = config["normalization"]["correlations"]
@@ -152,25 +153,11 @@ def _at_wide_width(config: Config) -> Config:
 
 @dataclass(frozen=True)
 class AtWideWidth:
-    """A wide job's cost: the formula of the rule whose script it runs (``twin``) at the
-    wide settings. Until the wide rule is measured itself, :mod:`galu.workflow.costs` gives
-    it the twin's fitted constants (read from ``twin``)."""
+    """A wide job's cost: the formula of the rule whose script it runs, at the wide
+    settings (its rule names that rule as its ``twin``, whose fitted constants it borrows
+    until it is measured itself)."""
 
     formula: Formula
-    twin: str
 
     def __call__(self, config: Config, wc: Wildcards) -> Sizes:
         return self.formula(_at_wide_width(config), wc)
-
-
-# rule -> its formula (the stage's declaration: galu/normalization/stage.py)
-COSTS = {
-    "normalization_isometry": _isometry,
-    "normalization_lr_sweep": _lr_sweep,
-    "normalization_train": _norm_train,
-    "normalization_ablation": _ablation,
-    "normalization_correlations": _correlations,
-    "normalization_lr_sweep_wide": AtWideWidth(_lr_sweep, "normalization_lr_sweep"),
-    "normalization_train_wide": AtWideWidth(_norm_train, "normalization_train"),
-    "normalization_correlations_wide": AtWideWidth(_correlations, "normalization_correlations"),
-}

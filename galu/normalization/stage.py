@@ -3,9 +3,8 @@ figures and the tables they read (read by the workflow through :mod:`galu.workfl
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.declarations import Config, Figure, Stage, Table
 from galu.normalization import checks
-from galu.normalization.costs import COSTS
 
 _TRAIN = "galu.normalization.trainability.train_depth"
 _OUTCOMES = "galu.normalization.trainability.run_outcomes"
@@ -83,100 +82,11 @@ def figures(config: Config) -> list[Figure]:
     ]
 
 
-def _sweeps_and_training(
-    activations: list[str], depths: list[int], suffix: str = "", folder: str = ""
-) -> list[Job]:
-    """Per activation, its learning-rate sweep and one training job per depth (the rules
-    normalization_lr_sweep<suffix> and normalization_train<suffix>)."""
-    found = []
-    for act in activations:
-        found.append(
-            Job(
-                "normalization",
-                f"normalization_lr_sweep{suffix}",
-                f"normalization/{folder}lr_sweep_{act}",
-                {"norm_activation": act},
-            )
-        )
-        found += [
-            Job(
-                "normalization",
-                f"normalization_train{suffix}",
-                f"normalization/{folder}train_{act}_depth{depth}",
-                {"norm_activation": act, "norm_depth": str(depth)},
-            )
-            for depth in depths
-        ]
-    return found
-
-
-def jobs(config: Config) -> list[Job]:
-    """Per trained activation, its learning-rate sweep and one training job per depth; per
-    ablation activation, its ablation job; the same sweep and training jobs at the wide width
-    (normalization.wide), with its width table and correlations, where it names activations;
-    the coefficients, isometry, depth-scale, trainability, spectra, correlations and ablation
-    tables."""
-    train = config["normalization"]["trainability"]
-    found = [
-        Job(
-            "normalization",
-            "normalization_ablation",
-            f"normalization/ablation_{act}",
-            {"ablation_activation": act},
-        )
-        for act in config["normalization"]["ablation"]["activations"]
-    ]
-    wide = config["normalization"]["wide"]
-    found += _sweeps_and_training(train["activations"], train["depths"])
-    found += _sweeps_and_training(wide["activations"], wide["depths"], "_wide", "wide/")
-    if wide["activations"]:
-        found += [
-            Job("normalization", "normalization_widths", "normalization/widths"),
-            Job(
-                "normalization",
-                "normalization_correlations_wide",
-                "normalization/wide/correlations",
-            ),
-        ]
-    tables = (
-        "coefficients",
-        "isometry",
-        "depth_scales",
-        "trainability",
-        "spectra",
-        "correlations",
-        "ablation_table",
-    )
-    return found + [
-        Job("normalization", f"normalization_{n}", f"normalization/{n}") for n in tables
-    ]
-
-
-def _training(config: Config, job: Job) -> dict:
-    return config["normalization"]["trainability"]
-
-
-# normalization.trainability.runtime_min sets the runtime of the jobs that train.
-runtime_min = runtime_settings(
-    {
-        "normalization_lr_sweep": _training,
-        "normalization_train": _training,
-        "normalization_lr_sweep_wide": _training,
-        "normalization_train_wide": _training,
-        "normalization_ablation": _training,
-    }
-)
-
-
 STAGE = Stage(
     name="normalization",
     paper="normalization",
     category="Static normalization",
     order=4,
     figures=figures,
-    jobs=jobs,
-    runtime_min=runtime_min,
-    costs=COSTS,
     checks=checks.problems,
-    datasets=lambda config: ["cifar10"],  # every job that trains or measures networks
 )

@@ -1,9 +1,10 @@
 """Cost formulas of the SCM stage's jobs (Straat & Biehl, arXiv 1903.07378).
 
-One function per rule, ``(config, wildcards) -> Sizes``: the shape of the rule's cost in the
-sizes of its configuration (:class:`galu.declarations.Sizes`; the constants that turn sizes
-into seconds and megabytes are fitted per rule by ``workflow/costs/fit.py``). The stage's
-declaration names them (``COSTS``), and ``galu plan`` and the jobs' resources use them.
+One function per rule that has one, ``(config, wildcards) -> Sizes``: the shape of the
+rule's cost in the sizes of its configuration (:class:`galu.declarations.Sizes`; the
+constants that turn sizes into seconds and megabytes are fitted per rule by
+``workflow/costs/fit.py``). Each rule names its formula in its ``resources:``
+(``job_resources`` of workflow/rules/common.smk), which ``galu plan`` reads back.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _ode_work(K: int, M: int, activation: str, runs: float, alpha_max: float) ->
     return runs * alpha_max * K**2 * (K + M) ** 2 * ACTIVATION_WORK[activation]
 
 
-def _ode(config: Config, wc: Wildcards) -> Sizes:
+def ode(config: Config, wc: Wildcards) -> Sizes:
     s = config["scm"][wc["scm_setting"]]
     K, M = _shape(s)
     runs = len(s["etas"]) * len(s["forms"])
@@ -58,13 +59,13 @@ def _simulated(sim: Mapping[str, Any], alpha: float, runs: int, units: int) -> S
     return Sizes(work=work, steps=steps, bytes=held, gpu=bool(sim["gpu"]))
 
 
-def _simulation(config: Config, wc: Wildcards) -> Sizes:
+def simulation(config: Config, wc: Wildcards) -> Sizes:
     scm = config["scm"]
     s = scm[wc["scm_setting"]]
     return _simulated(scm["simulation"], s["sim_alpha_max"], len(s["sim_etas"]), sum(_shape(s)))
 
 
-def _schedules(config: Config, wc: Wildcards) -> Sizes:
+def schedules(config: Config, wc: Wildcards) -> Sizes:
     """The ODEs under every constant and greedy schedule, and the simulated schedules."""
     scm = config["scm"]
     sc = scm["schedules"]
@@ -77,16 +78,7 @@ def _schedules(config: Config, wc: Wildcards) -> Sizes:
     return total
 
 
-def _stability(config: Config, wc: Wildcards) -> Sizes:
+def stability(config: Config, wc: Wildcards) -> Sizes:
     """A 2 x 2 eigenproblem per perceptron eta; the K = M = 2 plateau's ODE and search."""
     st = config["scm"]["stability"]
     return Sizes(steps=st["eta_points"], work=_ode_work(2, 2, "relu", 1, st["plateau_alpha"]))
-
-
-# rule -> its formula (the stage's declaration: galu/scm/stage.py)
-COSTS = {
-    "scm_ode": _ode,
-    "scm_simulation": _simulation,
-    "scm_schedules": _schedules,
-    "scm_stability": _stability,
-}

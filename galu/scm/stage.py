@@ -4,9 +4,8 @@ workflow through :mod:`galu.workflow.stages`)."""
 
 from __future__ import annotations
 
-from galu.declarations import Config, Figure, Job, Stage, Table, runtime_settings
+from galu.declarations import Config, Figure, Stage, Table
 from galu.scm import checks
-from galu.scm.costs import COSTS
 from galu.seeding import run_seeds
 
 # The settings of workflow/rules/scm.smk: ODE and simulation tables per setting.
@@ -74,34 +73,11 @@ def figures(config: Config) -> list[Figure]:
     return [perceptron, *committees, schedules]
 
 
-def jobs(config: Config) -> list[Job]:
-    """Per setting, its ODE and its simulation job; the trajectories, stability and
-    schedules tables."""
-    found = [
-        Job("scm", rule, f"scm/{setting}_{source}", {"scm_setting": setting})
-        for setting in SETTINGS
-        for source, rule in (("ode", "scm_ode"), ("sim", "scm_simulation"))
-    ]
-    tables = ("trajectories", "stability", "schedules")
-    return found + [Job("scm", f"scm_{name}", f"scm/{name}") for name in tables]
-
-
-def _simulation(config: Config, job: Job) -> dict:
-    return config["scm"]["simulation"]
-
-
-# scm.simulation.runtime_min sets the runtime of the jobs that simulate (the schedules too).
-runtime_min = runtime_settings({"scm_simulation": _simulation, "scm_schedules": _simulation})
-
-
 STAGE = Stage(
     name="scm",
     paper="scm",
     category="ReLU SCM dynamics",
     order=3,
     figures=figures,
-    jobs=jobs,
-    runtime_min=runtime_min,
-    costs=COSTS,
     checks=checks.problems,
 )

@@ -5,12 +5,14 @@ experiments, never part of a result's numbers except through the code it calls.
   :mod:`~galu.workflow.runconfig`, :mod:`~galu.workflow.scales`, :mod:`~galu.workflow.sitekeys`,
   :mod:`~galu.workflow.profiles`;
 - the stages: :mod:`~galu.workflow.stages` (every paper's ``stage.py`` declaration),
+  :mod:`~galu.workflow.dag` (the jobs read back from Snakemake's DAG),
   :mod:`~galu.workflow.jobs`, :mod:`~galu.workflow.plot_job`, :mod:`~galu.workflow.cifar_job`,
   :mod:`~galu.workflow.warm_jobs`, :mod:`~galu.workflow.feedback`;
 - data: :mod:`galu.workflow.data` (registry, download, verification, mirrors, preparation);
 - provenance and trust: :mod:`~galu.workflow.provenance` (sidecars), :mod:`~galu.workflow.closure`
-  (code closures), :mod:`~galu.workflow.equivalence` and
-  :mod:`~galu.workflow.equivalence_check`, :mod:`~galu.workflow.audit`,
+  (code closures), :mod:`~galu.workflow.equivalence`,
+  :mod:`~galu.workflow.equivalence_check`, :mod:`~galu.workflow.ledger_verify` and
+  :mod:`~galu.workflow.ledger_compact`, :mod:`~galu.workflow.audit`,
   :mod:`~galu.workflow.lineage`, :mod:`~galu.workflow.lastgood`, :mod:`~galu.workflow.preflight`
   (with :mod:`~galu.workflow.preflight_findings` and :mod:`~galu.workflow.preflight_repair`),
   :mod:`~galu.workflow.tables` (column contracts);

@@ -32,8 +32,8 @@ from scipy.optimize import least_squares
 
 from galu.declarations import Job, Sizes
 from galu.workflow.config import load_yaml
-from galu.workflow.costs import CostModel, Prediction, job_sizes
-from galu.workflow.jobs import workflow_jobs
+from galu.workflow.costs import CostModel, Prediction, RuleCost
+from galu.workflow.dag import planned_jobs
 from galu.workflow.runconfig import run_config
 from galu.workflow.scales import QUICK, scale_of, scaled
 
@@ -71,6 +71,7 @@ class Measured:
     seconds: float
     rss_mb: float
     machine: str = REFERENCE_MACHINE
+    cost: RuleCost = RuleCost()  # what the job's rule declares (its formula, its twin)
 
     @property
     def sampled(self) -> bool:
@@ -129,16 +130,17 @@ def measured_jobs(root: str | Path, table: pd.DataFrame) -> list[Measured]:
     out = []
     for (run, files), rows in table.groupby(["run", "configfiles"], sort=False):
         config = run_config(root, str(files).split())
-        jobs = {job.benchmark: job for job in workflow_jobs(config)}
+        jobs = {p.job.benchmark: p for p in planned_jobs(root, str(files).split())}
         for row in rows.itertuples():
-            job = jobs.get(row.benchmark)
-            if job is not None:
-                sizes = job_sizes(job.rule, config, job.wildcards)
+            planned = jobs.get(row.benchmark)
+            if planned is not None:
+                job, cost = planned.job, planned.cost
+                sizes = cost.sizes(config, job.wildcards)
                 seconds = max(float(row.cpu_time), MIN_SECONDS)
                 out.append(
                     Measured(
                         run, job, config, sizes, seconds, float(row.max_rss),
-                        machine_name(str(row.machine)),
+                        machine_name(str(row.machine)), cost,
                     )
                 )  # fmt: skip
     return out
@@ -200,7 +202,7 @@ def machine_speeds(model: CostModel, measured: Sequence[Measured]) -> dict[str, 
     ratios_by: dict[str, list[float]] = defaultdict(list)
     for m in measured:
         if m.seconds >= 1 and m.sampled:
-            predicted = model.cpu_seconds(m.job.rule, m.sizes)
+            predicted = model.cpu_seconds(m.job.rule, m.sizes, m.cost.twin)
             ratios_by[m.machine].append(predicted / m.seconds)
     speeds = {name: _round(float(np.median(r))) for name, r in sorted(ratios_by.items())}
     speeds[REFERENCE_MACHINE] = 1.0
@@ -250,14 +252,20 @@ def gpu_speedups(root: str | Path, model: CostModel) -> dict[str, float]:
         config = run_config(root, entry["configfiles"])
         rule = entry["rule"]
         wildcards = {key: str(value) for key, value in entry["wildcards"].items()}
-        jobs = [j for j in workflow_jobs(config) if j.rule == rule and j.wildcards == wildcards]
+        jobs = [
+            p
+            for p in planned_jobs(root, entry["configfiles"])
+            if p.job.rule == rule and p.job.wildcards == wildcards
+        ]
         if not jobs:
             raise ValueError(
                 f"{GPU_MEASUREMENTS}: no job of rule {rule!r} with wildcards {wildcards} in"
                 f" {' + '.join(entry['configfiles'])}: correct the entry or remove it"
             )
-        work_s = model.cpu_seconds(rule, job_sizes(rule, config, wildcards))
-        by_rule[rule].append((work_s - model.constants(rule).base_s) / float(entry["seconds"]))
+        cost = jobs[0].cost
+        work_s = model.cpu_seconds(rule, cost.sizes(config, wildcards), cost.twin)
+        base_s = model.constants(rule, cost.twin).base_s
+        by_rule[rule].append((work_s - base_s) / float(entry["seconds"]))
     return {rule: _round(float(np.median(r))) for rule, r in sorted(by_rule.items())}
 
 
@@ -271,7 +279,7 @@ def ratios(model: CostModel, measured: Iterable[Measured]) -> pd.DataFrame:
     measurements were made there), the time predicted for the job's own machine."""
     rows = []
     for m in measured:
-        p: Prediction = model.predict(m.job, m.config, gpus=False)
+        p: Prediction = model.predict(m.job, m.config, m.cost, gpus=False)
         seconds = p.seconds / model.speed(m.machine)
         rows.append(
             {

@@ -13,8 +13,10 @@ collectors) cost their constants only. The constants are fitted per rule by
 ``workflow/costs/fit.py`` from our own measurements (``workflow/costs/measurements.tsv``:
 the benchmark TSVs of real quick and paper-smoke runs) and stored in
 ``workflow/costs/constants.yaml``; only the shape of each formula is written in code: the data
-rules' here, each stage's in its ``galu/<paper>/costs.py`` (named by its declaration's
-``costs``).
+rules' here, each stage's in its ``galu/<paper>/costs.py``. A rule names its formula in its
+``resources:`` (:class:`RuleCost`, through ``job_resources`` of workflow/rules/common.smk);
+``galu plan`` reads the jobs and their rules' costs back from Snakemake's own DAG
+(:mod:`galu.workflow.dag`).
 
 Times are for one CPU core (every training rule runs with ``threads: 1``) of the reference
 machine the constants were fitted for; other measured machines' speed factors are stored
@@ -27,9 +29,8 @@ by the rule's speed-up measured on a GPU (``gpu_speedups`` of the constants file
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,64 +38,48 @@ from typing import Any
 from galu.declarations import Config, Formula, Job, Sizes, Wildcards
 from galu.workflow.config import load_yaml
 from galu.workflow.data.registry import get_dataset
-from galu.workflow.stages import stages
 
 CONSTANTS = "workflow/costs/constants.yaml"
 
-# -- data ------------------------------------------------------------------------------------
+# -- the data rules' formulas (workflow/rules/data.smk names them) ---------------------------
 
 
-def _download(config: Config, wc: Wildcards) -> Sizes:
+def download_sizes(config: Config, wc: Wildcards) -> Sizes:
     """Verifying (hashing) and linking or copying the archives: their bytes."""
     return Sizes(work=sum(f.size for f in get_dataset(wc["dataset"]).files))
 
 
-def _prepare(config: Config, wc: Wildcards) -> Sizes:
+def prepare_sizes(config: Config, wc: Wildcards) -> Sizes:
     """Decompressing and converting every image: its values."""
     data = get_dataset(wc["dataset"])
     values = (data.n_train + data.n_test) * math.prod(data.image_shape)
     return Sizes(work=values, bytes=values * 2)
 
 
-# rule -> its cost formula: the data rules', and each stage's (its declaration's ``costs``).
-FORMULAS: dict[str, Formula] = {
-    "download": _download,
-    "prepare": _prepare,
-    **{rule: formula for stage in stages() for rule, formula in stage.costs.items()},
-}
+@dataclass(frozen=True)
+class RuleCost:
+    """What a rule's ``resources: **job_resources(...)`` (workflow/rules/common.smk) says of
+    its cost, the one place it is said: its ``formula`` (None: its fitted constants only),
+    the minutes a configuration sets for its ``runtime`` (``runtime_min``: a number, or a
+    function of the job's wildcards; 0: the cost model's), the rule whose constants it
+    borrows until it is measured itself (``twin``: the same script at other settings), and
+    whether it is ``measured`` (a new rule runs with the ``default`` constants of
+    ``workflow/costs/constants.yaml`` until a finished run's benchmarks measure it:
+    ``workflow/costs/fit.py --add``; CONTRIBUTING.md, "A new rule's costs")."""
 
+    formula: Formula | None = None
+    runtime_min: int | Callable[[Wildcards], int] = 0
+    twin: str | None = None
+    measured: bool = True
 
-# rule -> the measured rule whose constants it borrows: a formula with a ``twin`` (e.g.
-# galu.normalization.costs.AtWideWidth, the same script at another width)
-TWINS = {
-    rule: formula.twin
-    for stage in stages()
-    for rule, formula in stage.costs.items()
-    if isinstance(getattr(formula, "twin", None), str)
-}
+    def sizes(self, config: Config, wildcards: Wildcards) -> Sizes:
+        """The sizes of one job; a rule without a formula costs only its constants."""
+        return self.formula(config, wildcards) if self.formula else Sizes()
 
-
-def _unmeasured() -> dict[str, str]:
-    """rule -> its stage: the rules a stage declares not measured yet (``UNMEASURED``, a tuple
-    of rule names, in its ``galu/<paper>/stage.py``, saying so). They run with the
-    ``default`` constants of ``workflow/costs/constants.yaml`` until a finished run's
-    benchmarks measure them (``workflow/costs/fit.py --add``; CONTRIBUTING.md, "A new rule's
-    costs"); tests/test_costs.py accepts no other rule without measurements, and no measured
-    rule still declared unmeasured."""
-    return {
-        rule: each.name
-        for each in stages()
-        for rule in getattr(importlib.import_module(f"galu.{each.name}.stage"), "UNMEASURED", ())
-    }
-
-
-UNMEASURED = _unmeasured()
-
-
-def job_sizes(rule: str, config: Config, wildcards: Wildcards) -> Sizes:
-    """The sizes of one job; rules without a formula cost only their constant."""
-    formula = FORMULAS.get(rule)
-    return formula(config, wildcards) if formula else Sizes()
+    def runtime_override(self, wildcards: Wildcards) -> int:
+        """The ``runtime_min`` the configuration sets for a job (0: none)."""
+        value = self.runtime_min(wildcards) if callable(self.runtime_min) else self.runtime_min
+        return int(value)
 
 
 # -- the model: constants fitted to measurements -------------------------------------------
@@ -145,22 +130,22 @@ class CostModel:
         measured)."""
         return self.machines.get(machine, 1.0)
 
-    def constants(self, rule: str) -> RuleConstants:
-        """A rule's constants; one never measured gets its twin's (the same script at other
-        settings, :data:`TWINS`), or else (a new rule, declared in :data:`UNMEASURED`) the
-        default's."""
-        return self.rules.get(rule) or self.rules.get(TWINS.get(rule, ""), self.default)
+    def constants(self, rule: str, twin: str | None = None) -> RuleConstants:
+        """A rule's constants; one never measured gets its ``twin``'s (:class:`RuleCost`),
+        or else (a new rule, declared not measured) the default's."""
+        return self.rules.get(rule) or self.rules.get(twin or "", self.default)
 
-    def cpu_seconds(self, rule: str, sizes: Sizes) -> float:
-        c = self.constants(rule)
+    def cpu_seconds(self, rule: str, sizes: Sizes, twin: str | None = None) -> float:
+        c = self.constants(rule, twin)
         return c.base_s + c.rate * sizes.work + c.step_s * sizes.steps
 
-    def predict(self, job: Job, config: Config, gpus: bool = True) -> Prediction:
-        """``gpus``: whether the machine has GPUs; a GPU rule without one runs on the CPU
-        (as do all rules with ``device: cpu``)."""
-        sizes = job_sizes(job.rule, config, job.wildcards)
-        c = self.constants(job.rule)
-        seconds = self.cpu_seconds(job.rule, sizes)
+    def predict(self, job: Job, config: Config, cost: RuleCost, gpus: bool = True) -> Prediction:
+        """The prediction for ``job`` of a rule whose resources declare ``cost``. ``gpus``:
+        whether the machine has GPUs; a GPU rule without one runs on the CPU (as do all
+        rules with ``device: cpu``)."""
+        sizes = cost.sizes(config, job.wildcards)
+        c = self.constants(job.rule, cost.twin)
+        seconds = self.cpu_seconds(job.rule, sizes, cost.twin)
         gpu = sizes.gpu and gpus and config.get("device") != "cpu"
         measured = gpu and job.rule in self.gpu_speedups
         if gpu:

@@ -43,7 +43,7 @@ def last_line(path: str | os.PathLike[str] | None, limit: int = 160) -> str:
 
 
 def heartbeat_line(rule: str, wildcards: Mapping[str, Any], elapsed: float, log: str) -> str:
-    """``galu: normalization_train (depth=30) still running after 3 min; last: ...``"""
+    """``galu: <rule> (depth=30) still running after 3 min; last: ...``"""
     named = ", ".join(f"{k}={v}" for k, v in wildcards.items())
     minutes = f"{elapsed / 60:.0f} min" if elapsed >= 90 else f"{elapsed:.0f} s"
     line = f"galu: {rule}{f' ({named})' if named else ''} still running after {minutes}"

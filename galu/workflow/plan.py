@@ -16,20 +16,29 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from galu.declarations import Job
-from galu.workflow.costs import CONSTANTS, CostModel, Prediction, mem_request, runtime_request
-from galu.workflow.jobs import STAGE_ORDER, runtime_override, workflow_jobs
-from galu.workflow.runconfig import run_config
+from galu.workflow.costs import (
+    CONSTANTS,
+    CostModel,
+    Prediction,
+    RuleCost,
+    mem_request,
+    runtime_request,
+)
+from galu.workflow.jobs import STAGE_ORDER
+
+if TYPE_CHECKING:
+    from galu.workflow.dag import PlannedJob
 
 # Set to 1 to start a run the pre-flight would refuse (a prediction you know to be wrong).
 SKIP_ENV = "GALU_SKIP_COST_CHECK"
 
 
-def declared_runtime(prediction: Prediction, config: Mapping[str, Any]) -> int:
+def declared_runtime(prediction: Prediction, cost: RuleCost) -> int:
     """The ``runtime`` resource (minutes) the job declares: the override, else the model's."""
-    return runtime_override(config, prediction.job) or runtime_request(prediction)
+    return cost.runtime_override(prediction.job.wildcards) or runtime_request(prediction)
 
 
 @dataclass(frozen=True)
@@ -73,16 +82,22 @@ def _makespan(seconds: Iterable[float], workers: int) -> float:
 
 
 def make_plan(
-    config: Mapping[str, Any], model: CostModel, cores: int, gpus: int, speed: float = 1.0
+    config: Mapping[str, Any],
+    planned: Sequence[PlannedJob],
+    model: CostModel,
+    cores: int,
+    gpus: int,
+    speed: float = 1.0,
 ) -> Plan:
-    """Predict every job of ``config``; GPU rules run on a GPU only when ``gpus`` > 0.
-    ``speed``: how many times faster this machine's cores are than the reference machine's
-    (:mod:`galu.workflow.costfit`); it scales the CPU jobs' times, not the runtimes they declare,
-    which stay the reference machine's (with their margin) so that a job's resources do not
-    depend on where it was planned."""
-    references = [model.predict(job, config, gpus=gpus > 0) for job in workflow_jobs(config)]
-    declared = {p.job.label: declared_runtime(p, config) for p in references}
-    predictions = [p if p.gpu else replace(p, seconds=p.seconds / speed) for p in references]
+    """Predict every planned job of ``config`` (:func:`galu.workflow.dag.planned_jobs`);
+    GPU rules run on a GPU only when ``gpus`` > 0. ``speed``: how many times faster this
+    machine's cores are than the reference machine's (:mod:`galu.workflow.costfit`); it
+    scales the CPU jobs' times, not the runtimes they declare, which stay the reference
+    machine's (with their margin) so that a job's resources do not depend on where it was
+    planned."""
+    references = [(model.predict(p.job, config, p.cost, gpus=gpus > 0), p.cost) for p in planned]
+    declared = {p.job.label: declared_runtime(p, cost) for p, cost in references}
+    predictions = [p if p.gpu else replace(p, seconds=p.seconds / speed) for p, _ in references]
     return Plan(predictions, declared, cores, gpus)
 
 
@@ -115,7 +130,7 @@ def problems(plan: Plan, mem_gb: float | None) -> tuple[list[str], list[str]]:
 
 def _jobs(predictions: Sequence[Prediction]) -> str:
     """``"rule[key=value]"`` for one job; for several, their count, rule and the range of
-    each wildcard that varies (``"15 normalization_train jobs (norm_depth 40 to 100)"``)."""
+    each wildcard that varies (``"15 <rule> jobs (norm_depth 40 to 100)"``)."""
     if len(predictions) == 1:
         return predictions[0].job.label
     rule = predictions[0].job.rule
@@ -213,29 +228,44 @@ def _device(predictions: list[Prediction]) -> str:
 
 
 def job_request(
-    model: CostModel, config: Mapping[str, Any], rule: str, wildcards: Any
+    model: CostModel, config: Mapping[str, Any], rule: str, wildcards: Any, cost: RuleCost
 ) -> tuple[int, int]:
     """``(runtime minutes, mem_mb)`` a job declares (the rule files' ``resources``):
     the cost model's prediction with margins, or the ``runtime_min`` override."""
     job = Job("", rule, "", {str(k): str(v) for k, v in dict(wildcards.items()).items()})
-    prediction = model.predict(job, config)
-    return declared_runtime(prediction, config), mem_request(prediction)
+    prediction = model.predict(job, config, cost)
+    return declared_runtime(prediction, cost), mem_request(prediction)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One resource of a rule's jobs, from the cost its rule declares: ``which`` is
+    ``runtime`` (minutes) or ``mem_mb``. Snakemake calls it per job with the job's
+    wildcards and its rule's name; :func:`galu.workflow.dag.rule_cost` reads ``cost`` back."""
+
+    cost: RuleCost
+    model: CostModel
+    config: Mapping[str, Any]
+    which: str
+
+    def __call__(self, wildcards: Any, rulename: str) -> int:
+        runtime, mem_mb = job_request(self.model, self.config, rulename, wildcards, self.cost)
+        return runtime if self.which == "runtime" else mem_mb
 
 
 def cost_preflight(
     model: CostModel,
     config: Mapping[str, Any],
-    planned: Iterable[tuple[str, Mapping[str, str], int | None]],
+    planned: Iterable[tuple[PlannedJob, int | None]],
     mem_gb: float,
 ) -> tuple[list[str], list[str]]:
-    """:func:`problems` of the jobs a run is about to start: ``(rule, wildcards, declared
-    runtime)`` each, as Snakemake planned them."""
+    """:func:`problems` of the jobs a run is about to start: each with the runtime it
+    declares, as Snakemake planned them."""
     predictions, declared = [], {}
-    for rule, wildcards, runtime in planned:
-        job = Job("", rule, "", dict(wildcards))
-        prediction = model.predict(job, config)
+    for each, runtime in planned:
+        prediction = model.predict(each.job, config, each.cost)
         predictions.append(prediction)
-        declared[job.label] = runtime or declared_runtime(prediction, config)
+        declared[each.job.label] = runtime or declared_runtime(prediction, each.cost)
     return problems(Plan(predictions, declared, 1, 0), mem_gb)
 
 
@@ -276,8 +306,12 @@ PAPER_CONFIGFILES = ("config/paper.yaml",)
 def paper_gpu_text(root: str | os.PathLike[str]) -> str:
     """One sentence: the GPU time ``config/paper.yaml`` needs per stage on one GPU, each
     marked ``*`` where part of it rests on the assumed speed-up (:mod:`galu.workflow.costs`)."""
+    from galu.workflow.dag import planned_jobs
+    from galu.workflow.runconfig import run_config
+
     config = run_config(root, list(PAPER_CONFIGFILES))
-    plan = make_plan(config, CostModel.load(Path(root) / CONSTANTS), cores=2, gpus=1)
+    jobs = planned_jobs(root, PAPER_CONFIGFILES)
+    plan = make_plan(config, jobs, CostModel.load(Path(root) / CONSTANTS), cores=2, gpus=1)
     gpu = [p for p in plan.predictions if p.gpu]
     stages = [s for s in STAGE_ORDER if any(p.job.stage == s for p in gpu)]
     parts = []

@@ -116,13 +116,10 @@ def check_reductions(config: dict, claims: list[dict]) -> None:
 def check_costs(workflow: Any, config: dict, costs: Any, jobs: Iterable[Any]) -> None:
     """Before any job starts: refuse a local run with a job predicted to need more memory
     than the machine has; warn of jobs predicted to outlast their declared runtime."""
+    from galu.workflow.dag import snakemake_job
     from galu.workflow.plan import SKIP_ENV, cost_preflight, format_problems, machine_memory_gb
 
-    planned = [
-        (j.rule.name, dict(j.wildcards.items()), j.resources.get("runtime"))
-        for j in jobs
-        if j.rule.name != "all"
-    ]
+    planned = [(snakemake_job(j), j.resources.get("runtime")) for j in jobs if j.rule.name != "all"]
     try:
         mem_gb = machine_memory_gb() if workflow.local_exec else float("inf")
     except ValueError as error:
@@ -202,8 +199,8 @@ def put_back_last_good(workflow: Any) -> None:
 # interpreter; no plugin or setting lets a workflow choose how that interpreter starts (an
 # executor plugin would replace the whole local executor, its scheduling and its benchmark
 # records). So a local run replaces that one method, for its own process only, by one that
-# sends the job to the warm server; tests/test_run_hooks.py pins the source of the methods it
-# relies on, so an upgrade of Snakemake that changes them fails a test at once.
+# sends the job to the warm server; tests/test_snakemake_internals.py pins the source of the
+# methods it relies on, so an upgrade of Snakemake that changes them fails a test at once.
 WARM: dict[str, Any] = {}
 
 

@@ -62,8 +62,16 @@ def run_config(
                 f"--configfile {path}: no such file; give a path like config/paper.yaml"
             )
         layers.append(read_config_file(full, fix="fix it, or leave it out of the command line"))
-    layers += [parse_override(item) for item in overrides]
+    layers.append(merged_overrides(overrides))
     for layer in layers:
         config = merge(config, layer)
     validate_files(config, root / "workflow/schemas/config.schema.yaml", check_cuda=False)
     return config
+
+
+def merged_overrides(overrides: Sequence[str]) -> dict[str, Any]:
+    """The ``--config KEY=VALUE`` overrides as one nested mapping, later ones winning."""
+    merged: dict[str, Any] = {}
+    for item in overrides:
+        merged = merge(merged, parse_override(item))
+    return merged

@@ -5,9 +5,9 @@ from pathlib import Path
 from galu.workflow import run_hooks
 from galu.workflow.claims_text import caption_path
 from galu.workflow.config import load_yaml
-from galu.workflow.costs import CostModel
+from galu.workflow.costs import CostModel, RuleCost
 from galu.workflow.dvcstages import rule_files
-from galu.workflow.plan import job_request
+from galu.workflow.plan import Request
 from galu.workflow.provenance import sidecar_path
 from galu.workflow.scales import scaled, unscaled
 from galu.workflow.sitekeys import site_device
@@ -107,11 +107,18 @@ def report_figure(figure, template, **report_args):
 COSTS = CostModel.load(workflow.source_path("../costs/constants.yaml"))
 
 
-def job_resources(rule, **more):
-    """A rule's ``resources:``: ``resources: **job_resources("rule_name", gpu=...)``."""
+def job_resources(formula=None, *, runtime_min=0, twin=None, measured=True, **more):
+    """A rule's ``resources:``, its cost said once (galu.workflow.costs.RuleCost):
+    ``resources: **job_resources(scm_costs.ode)``, the formula from its stage's
+    galu/<paper>/costs.py (none: the rule's fitted constants only); ``runtime_min`` the
+    minutes its configuration sets (a function of the wildcards where they choose the
+    section; 0: the model's); ``twin`` the rule whose constants it borrows until measured;
+    ``measured=False`` for a new rule (the default constants until a run measures it).
+    """
+    cost = RuleCost(formula, runtime_min, twin, measured)
     return {
-        "mem_mb": lambda wildcards: job_request(COSTS, config, rule, wildcards)[1],
-        "runtime": lambda wildcards: job_request(COSTS, config, rule, wildcards)[0],
+        "mem_mb": Request(cost, COSTS, config, "mem_mb"),
+        "runtime": Request(cost, COSTS, config, "runtime"),
         **more,
     }
 

@@ -1,6 +1,7 @@
 # Datasets: verified raw archives (mirrors first, then the official URLs, then an
 # opted-in substitute) and converted arrays. Experiment stages request the processed arrays
 # they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
+from galu.workflow.costs import download_sizes, prepare_sizes
 from galu.workflow.data import dataset_names
 from galu.workflow.sitekeys import data_result_settings
 
@@ -24,7 +25,7 @@ rule download:
         ENV
     threads: 1
     resources:
-        **job_resources("download"),
+        **job_resources(download_sizes),
     # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
     # site settings (galu/workflow/sitekeys.py) the script reads from the config, so moving a mirror
     # reruns nothing.
@@ -49,7 +50,7 @@ rule prepare:
         ENV
     threads: 1
     resources:
-        **job_resources("prepare"),
+        **job_resources(prepare_sizes),
     params:
         substitutes=config["data"]["substitutes"],
     script:

@@ -53,8 +53,9 @@ for plot_stage in STAGES:
             conda:
                 ENV
             threads: 1
+            # a new figure's rule: the default constants until a run measures it
             resources:
-                **job_resources(plot_job.rule),
+                **job_resources(measured=plot_job.rule in COSTS.rules),
             params:
                 **plot_rule_params(plot_stage, plot_figure),
             script:

@@ -5,6 +5,8 @@
 # widths, seeds, learning rates and gate scales trains as one ensemble. Plot rules only
 # read the per-dataset tables; the aggregate accuracy.csv is what the claims read.
 
+from galu.generalization import costs as gen_costs
+
 GEN = config["generalization"]
 GEN_RUN = out("results/generalization/runs/{name}.csv")
 # Each section's parameters: runtime_min sizes the scheduler request only and is left out, so
@@ -37,7 +39,11 @@ rule generalization_images:
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        **job_resources("generalization_images", gpu=1 if GEN["gpu"] else 0),
+        **job_resources(
+            gen_costs.images,
+            runtime_min=GEN["images"]["runtime_min"],
+            gpu=1 if GEN["gpu"] else 0,
+        ),
     params:
         settings=GEN_PARAMS["images"],
         seed=config["seed"],
@@ -57,7 +63,11 @@ rule generalization_synthetic:
         ENV
     threads: 1
     resources:
-        **job_resources("generalization_synthetic", gpu=1 if GEN["gpu"] else 0),
+        **job_resources(
+            gen_costs.synthetic,
+            runtime_min=lambda wc: GEN[wc["gen_task"]]["runtime_min"],
+            gpu=1 if GEN["gpu"] else 0,
+        ),
     params:
         settings=lambda wc: GEN_PARAMS[wc.gen_task],
         seed=config["seed"],
@@ -79,7 +89,7 @@ rule generalization_accuracy:
         ENV
     threads: 1
     resources:
-        **job_resources("generalization_accuracy"),
+        **job_resources(),
     script:
         "../../scripts/generalization_accuracy.py"
 

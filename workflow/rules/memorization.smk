@@ -4,6 +4,7 @@
 # training job per experiment, each fitting all its networks as padded ensembles; the two
 # searches land in runs/ and are stacked into min_width.csv. The figures: figures.smk.
 
+from galu.memorization import costs as mem_costs
 from galu.memorization.stage import CRITERIA as MEM_CRITERIA
 
 MEM = config["memorization"]
@@ -43,7 +44,11 @@ rule memorization_underparam:
     # Small matrices: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        **job_resources("memorization_underparam", gpu=MEM_GPU),
+        **job_resources(
+            mem_costs.underparam,
+            runtime_min=MEM["underparam"]["runtime_min"],
+            gpu=MEM_GPU,
+        ),
     params:
         settings=MEM_PARAMS["underparam"],
         common=MEM_COMMON,
@@ -67,7 +72,11 @@ rule memorization_search:
         ENV
     threads: 1
     resources:
-        **job_resources("memorization_search", gpu=MEM_GPU),
+        **job_resources(
+            mem_costs.search,
+            runtime_min=lambda wc: MEM["min_width"][wc["criterion"]]["runtime_min"],
+            gpu=MEM_GPU,
+        ),
     params:
         settings=lambda wc: MEM_PARAMS[wc.criterion],
         common=MEM_COMMON,
@@ -92,7 +101,7 @@ rule memorization_search_table:
         ENV
     threads: 1
     resources:
-        **job_resources("memorization_search_table"),
+        **job_resources(),
     script:
         "../../scripts/memorization_stack_parts.py"
 
@@ -110,7 +119,7 @@ rule memorization_min_width:
         ENV
     threads: 1
     resources:
-        **job_resources("memorization_min_width"),
+        **job_resources(),
     script:
         "../../scripts/memorization_collect.py"
 

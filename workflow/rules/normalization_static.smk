@@ -3,6 +3,7 @@
 # static isometry, the spectra of (1/n) F F^T for raw and normalized activations against
 # Marchenko-Pastur. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
+from galu.normalization import costs as norm_costs
 from galu.seeding import run_seeds
 
 NORM_ISO = config["normalization"]["isometry"]
@@ -22,7 +23,7 @@ rule normalization_coefficients:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_coefficients"),
+        **job_resources(),
     params:
         settings=config["normalization"]["coefficients"],
         scale=SCALE,
@@ -44,7 +45,7 @@ rule normalization_isometry:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_isometry"),
+        **job_resources(norm_costs.isometry),
     params:
         activations=NORM_ISO["activations"],
         n=NORM_ISO["n"],
@@ -66,7 +67,7 @@ rule normalization_depth_scales:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_depth_scales"),
+        **job_resources(),
     params:
         activations=config["normalization"]["trainability"]["activations"],
     script:

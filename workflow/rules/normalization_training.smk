@@ -3,9 +3,12 @@
 # Jacobian spectra), the tables gathered from them, the ablation (optimizers, learning rates
 # and gains at one depth; ours) and the correlations of networks at initialization. Their figures: galu/normalization/stage.py, drawn by figures.smk.
 
+from galu.normalization import costs as norm_costs
 from galu.seeding import run_seeds
 
 NORM_TRAIN = config["normalization"]["trainability"]
+# The training jobs' runtime setting (normalization.trainability.runtime_min; 0: the model's).
+NORM_RUNTIME = {"runtime_min": NORM_TRAIN["runtime_min"], "gpu": NORM_TRAIN["gpus"]}
 NORM_SPECTRA = config["normalization"]["spectra"]
 NORM_ABLATION = config["normalization"]["ablation"]
 NORM_CIFAR = "data/processed/cifar10.npz"
@@ -50,7 +53,7 @@ rule normalization_lr_sweep:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_lr_sweep", gpu=NORM_TRAIN["gpus"]),
+        **job_resources(norm_costs.lr_sweep, **NORM_RUNTIME),
     params:
         sweep=NORM_TRAIN["lr_sweep"],
         widths=NORM_TRAIN["widths"],
@@ -79,7 +82,7 @@ rule normalization_train:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_train", gpu=NORM_TRAIN["gpus"]),
+        **job_resources(norm_costs.training, **NORM_RUNTIME),
     params:
         epochs=NORM_TRAIN["epochs"],
         data=NORM_DATA,
@@ -124,7 +127,7 @@ rule normalization_trainability:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_trainability"),
+        **job_resources(),
     params:
         loss_fraction=NORM_TRAIN["loss_fraction"],
         seeds=NORM_SEEDS,
@@ -149,7 +152,7 @@ rule normalization_spectra:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_spectra"),
+        **job_resources(),
     params:
         seeds=NORM_SEEDS,
     script:
@@ -175,7 +178,7 @@ rule normalization_ablation:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_ablation", gpu=NORM_TRAIN["gpus"]),
+        **job_resources(norm_costs.ablation, **NORM_RUNTIME),
     params:
         settings=NORM_ABLATION,
         epochs=NORM_TRAIN["epochs"],
@@ -202,7 +205,7 @@ rule normalization_ablation_table:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_ablation_table"),
+        **job_resources(),
     params:
         loss_fraction=NORM_TRAIN["loss_fraction"],
         seed=config["seed"],
@@ -225,7 +228,7 @@ rule normalization_correlations:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_correlations"),
+        **job_resources(norm_costs.correlations),
     params:
         settings=config["normalization"]["correlations"],
         # The same subset and standardization as the training runs.
@@ -254,7 +257,11 @@ use rule normalization_lr_sweep as normalization_lr_sweep_wide with:
     benchmark:
         job_benchmark("normalization/wide/lr_sweep_{norm_activation}")
     resources:
-        **job_resources("normalization_lr_sweep_wide", gpu=NORM_TRAIN["gpus"]),
+        **job_resources(
+            norm_costs.AtWideWidth(norm_costs.lr_sweep),
+            twin="normalization_lr_sweep",
+            **NORM_RUNTIME,
+        ),
     params:
         sweep={
             **NORM_TRAIN["lr_sweep"],
@@ -281,7 +288,11 @@ use rule normalization_train as normalization_train_wide with:
     benchmark:
         job_benchmark("normalization/wide/train_{norm_activation}_depth{norm_depth}")
     resources:
-        **job_resources("normalization_train_wide", gpu=NORM_TRAIN["gpus"]),
+        **job_resources(
+            norm_costs.AtWideWidth(norm_costs.training),
+            twin="normalization_train",
+            **NORM_RUNTIME,
+        ),
     params:
         epochs=NORM_WIDE["epochs"],
         data=NORM_DATA,
@@ -313,7 +324,7 @@ rule normalization_widths:
         ENV
     threads: 1
     resources:
-        **job_resources("normalization_widths"),
+        **job_resources(),
     params:
         loss_fraction=NORM_TRAIN["loss_fraction"],
         epoch=NORM_WIDE["epochs"],
@@ -330,7 +341,10 @@ use rule normalization_correlations as normalization_correlations_wide with:
     benchmark:
         job_benchmark("normalization/wide/correlations")
     resources:
-        **job_resources("normalization_correlations_wide"),
+        **job_resources(
+            norm_costs.AtWideWidth(norm_costs.correlations),
+            twin="normalization_correlations",
+        ),
     params:
         settings={
             **config["normalization"]["correlations"],

@@ -61,7 +61,7 @@ rule claims:
         ENV
     threads: 1
     resources:
-        **job_resources("claims"),
+        **job_resources(),
     params:
         scale=SCALE,
         # what this scale reduces from the paper's settings, printed in captions and landing
@@ -109,7 +109,7 @@ rule readme_check:
         ENV
     threads: 1
     resources:
-        **job_resources("readme_check"),
+        **job_resources(),
     params:
         # The generated sections are the quick scale's to judge: another scale checks none.
         scale=SCALE,

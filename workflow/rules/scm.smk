@@ -4,6 +4,7 @@
 # eigenvalues; figures like the paper's Figs. 1-4. Plot rules read the per-setting tables;
 # the aggregate trajectories.csv and stability.csv are the contract the claims read.
 
+from galu.scm import costs as scm_costs
 from galu.scm.stage import SETTINGS as SCM_STAGE_SETTINGS
 
 SCM = config["scm"]
@@ -36,7 +37,7 @@ rule scm_ode:
         ENV
     threads: 1
     resources:
-        **job_resources("scm_ode"),
+        **job_resources(scm_costs.ode),
     params:
         setting=lambda wc: SCM_PARAMS["ode"][wc.scm_setting],
         ode=SCM["ode"],
@@ -56,7 +57,11 @@ rule scm_simulation:
     # One example per step: per-operation overhead dominates and extra threads only contend.
     threads: 1
     resources:
-        **job_resources("scm_simulation", gpu=1 if SCM["simulation"]["gpu"] else 0),
+        **job_resources(
+            scm_costs.simulation,
+            runtime_min=SCM["simulation"]["runtime_min"],
+            gpu=1 if SCM["simulation"]["gpu"] else 0,
+        ),
     params:
         setting=lambda wc: SCM_PARAMS["sim"][wc.scm_setting],
         simulation=SCM_SIM,
@@ -79,7 +84,7 @@ rule scm_trajectories:
         ENV
     threads: 1
     resources:
-        **job_resources("scm_trajectories"),
+        **job_resources(),
     script:
         "../../scripts/scm_trajectories.py"
 
@@ -95,7 +100,7 @@ rule scm_stability:
         ENV
     threads: 1
     resources:
-        **job_resources("scm_stability"),
+        **job_resources(scm_costs.stability),
     params:
         stability=SCM["stability"],
         plateau=SCM_PARAMS["ode"]["relu_k2m2"],
@@ -123,7 +128,11 @@ rule scm_schedules:
         ENV
     threads: 1
     resources:
-        **job_resources("scm_schedules", gpu=1 if SCM["simulation"]["gpu"] else 0),
+        **job_resources(
+            scm_costs.schedules,
+            runtime_min=SCM["simulation"]["runtime_min"],
+            gpu=1 if SCM["simulation"]["gpu"] else 0,
+        ),
     params:
         schedules=SCM_SCHEDULES,
         settings={

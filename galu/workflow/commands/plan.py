@@ -75,13 +75,17 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as error:
         raise UsageError(str(error)) from None
+    # Checked here first, so that a bad setting is named as for any galu command.
     config = run_config(root, args.configfile, args.config)
     from galu.workflow.consistency import overlay_problems
+    from galu.workflow.dag import planned_jobs
+    from galu.workflow.runconfig import merged_overrides
 
     for problem in overlay_problems(config):  # it would plan another run than the one named
         raise UsageError(problem)
     model = CostModel.load(root / CONSTANTS)
-    plan = make_plan(config, model, args.cores, args.gpus, args.speed)
+    planned = planned_jobs(root, args.configfile, merged_overrides(args.config))
+    plan = make_plan(config, planned, model, args.cores, args.gpus, args.speed)
     files = " ".join(args.configfile) or "config/config.yaml"
     print(f"plan for scale {config['scale']!r} ({files}):")
     print(speed_line(model, args.speed))
