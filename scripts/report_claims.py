@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
-from galu.workflow.claims import evaluate, parse_claims, reduced_claims
+from galu.workflow.claim_spec import parse_claims
+from galu.workflow.claims import evaluate, reduced_claims
 from galu.workflow.claims_text import caption_reductions, caption_verdicts, markdown_table
 from galu.workflow.commits import made_on_files
 from galu.workflow.landing import landing_html, landing_page, verdict_metrics

@@ -36,7 +36,8 @@ SEARCH = {"settings": {"ms": [32, 64], "lr": 0.01, "models": ["relu"]}, "common"
 def _run(root, monkeypatch):
     """A checkout with one claim, its table made from a search part, a figure drawn from the
     part too, and the claims table the workflow would write."""
-    from galu.workflow.claims import evaluate, parse_claims
+    from galu.workflow.claim_spec import parse_claims
+    from galu.workflow.claims import evaluate
 
     monkeypatch.chdir(root)
     (root / "config").mkdir()

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from galu.workflow.claims import evaluate, parse_claims
+from galu.workflow.claim_spec import parse_claims
+from galu.workflow.claims import evaluate
 from galu.workflow.claims_text import summary_line
 from galu.workflow.landing import landing_html, landing_page
 

@@ -25,7 +25,8 @@ from galu.reference import (
     authors_min_width,
     authors_test_selected,
 )
-from galu.workflow.claims import evaluate, parse_claims
+from galu.workflow.claim_spec import parse_claims
+from galu.workflow.claims import evaluate
 from galu.workflow.claims_text import markdown_table
 from galu.workflow.config import load_yaml
 from galu.workflow.runconfig import run_config

@@ -14,7 +14,8 @@ import pytest
 from docutils.core import publish_parts
 
 from galu.workflow import observations
-from galu.workflow.claims import evaluate, parse_claims
+from galu.workflow.claim_spec import parse_claims
+from galu.workflow.claims import evaluate
 from galu.workflow.claims_text import caption_reductions, caption_verdicts
 from galu.workflow.cli import main
 from galu.workflow.landing import landing_html, landing_page, run_summary

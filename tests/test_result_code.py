@@ -38,6 +38,7 @@ PINNED_BY = {
     "galu/workflow/data/convert.py": "tests/test_data_convert.py",
     "galu/workflow/data/registry.py": "tests/test_data_convert.py",
     "galu/workflow/claims.py": "tests/test_claims.py",
+    "galu/workflow/claim_spec.py": "tests/test_claims.py",
     "galu/workflow/claims_text.py": "tests/test_claims.py",
     "galu/workflow/landing.py": "tests/test_landing.py",
     "galu/workflow/observations.py": "tests/test_observations.py",

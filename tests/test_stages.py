@@ -10,7 +10,7 @@ import importlib
 
 import pytest
 
-from galu.workflow.claims import PAPERS
+from galu.workflow.claim_spec import PAPERS
 from galu.workflow.config import load_schema, load_yaml
 from galu.workflow.dvcstages import rule_files
 from galu.workflow.jobs import EXPERIMENT_STAGES

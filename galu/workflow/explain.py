@@ -26,7 +26,8 @@ from typing import Any
 import pandas as pd
 
 from galu.workflow.audit import Finding, code_scanner
-from galu.workflow.claims import Claim, measure, parse_claims, selected_rows
+from galu.workflow.claim_spec import Claim, parse_claims
+from galu.workflow.claims import measure, selected_rows
 from galu.workflow.claims_table import ClaimsTableError, read_claims_table
 from galu.workflow.claims_text import bound_text, measured_text, tolerance_text, verdict_notes
 from galu.workflow.config import load_yaml

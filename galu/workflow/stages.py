@@ -6,7 +6,7 @@ them. The workflow reads the declarations instead of keeping copies: ``workflow/
 figures.smk`` makes one plot rule per figure (all run :data:`PLOT_SCRIPT`),
 :mod:`galu.workflow.jobs` lists the stages and their plot jobs, the configuration schema's
 ``stages`` enum (:func:`galu.workflow.config.load_schema`) and the claims' paper ids
-(:data:`galu.workflow.claims.PAPERS`) come from here, :mod:`galu.workflow.dvcstages` the
+(:data:`galu.workflow.claim_spec.PAPERS`) come from here, :mod:`galu.workflow.dvcstages` the
 figures' code deps, :mod:`galu.workflow.consistency` each stage's cross-key checks and
 :mod:`galu.workflow.observations` the caption sentences (:func:`sentence_modules`). A
 stage's compute rules stay in ``workflow/rules/<stage>*.smk``; a figure names the tables they
