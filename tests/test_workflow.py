@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import zipfile
 from html import unescape
 from pathlib import Path
@@ -138,6 +139,44 @@ def test_rerun_plans_nothing_and_the_readme_check_names_a_stale_section(finished
     finally:
         for name, data in kept.items():
             (finished_run / name).write_bytes(data)
+
+
+def test_inputs_rewritten_with_their_bytes_rerun_nothing(finished_run, tmp_path):
+    """A repaired manifest and a re-prepared array (same bytes, new times) used to replan
+    every job below them; the sidecars' checksums answer the mtime trigger (mtimes.py)."""
+    root = copy_of_run(finished_run, tmp_path / "repo")
+    later = time.time() + 60
+    for rel in ("data/raw/mnist/sources.json", "data/processed/fashion_mnist.npz"):
+        path = root / rel
+        path.write_bytes(path.read_bytes())
+        os.utime(path, (later, later))
+    dry = run([tool("snakemake"), "-n", "--cores", "2"], root)
+    said = dry.stdout + dry.stderr
+    assert "Nothing to be done" in said, said[-3000:]
+    assert re.search(r"galu: \d+ output\(s\) whose inputs were rewritten with the same bytes", said)
+    # one changed byte is no such case: the array's own consumers rerun
+    path = root / "data/processed/fashion_mnist.npz"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    os.utime(path, (later + 30, later + 30))  # newer than the refreshed, within the slack
+    dry = run([tool("snakemake"), "-n", "--cores", "2"], root)
+    assert "generalization_images" in dry.stdout
+
+
+def test_each_sidecar_records_every_input_of_its_job(finished_run):
+    """What mtimes.py relies on: an output's sidecar lists every file input Snakemake gives
+    its job, so no input can change unseen."""
+    from galu.workflow.dag import planned_jobs
+
+    jobs = planned_jobs(finished_run)
+    assert len(jobs) > 50
+    for planned in jobs:
+        for output in planned.outputs:
+            if output.endswith(".meta.json"):
+                continue
+            record = json.loads((finished_run / f"{output}.meta.json").read_text())
+            assert {i["path"] for i in record["inputs"]} == set(planned.inputs), output
 
 
 def test_report_is_built_by_the_run_with_figures_and_captions(finished_run):

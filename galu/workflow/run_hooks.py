@@ -70,6 +70,22 @@ def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
     # A failing file the pre-flight could not set aside must not be read by any job.
     if not dry_run and (why := blocked(findings)):
         stop(why)
+    if not informational(sys.argv):
+        keep_byte_identical()
+
+
+def keep_byte_identical() -> None:
+    """Outputs whose newer inputs hold the bytes they were made from get the time of now
+    (galu/workflow/mtimes.py), so Snakemake's mtime trigger reruns only what changed; a dry
+    run does it too (times only, no byte), so that it plans what the run will do."""
+    from galu.workflow.mtimes import refresh
+
+    if kept := refresh(Path(".")):
+        shown = ", ".join(p.as_posix() for p in kept[:3]) + (", ..." if len(kept) > 3 else "")
+        _say(
+            f"{len(kept)} output(s) whose inputs were rewritten with the same bytes are kept"
+            f" (their times refreshed, not rerun): {shown}"
+        )
 
 
 # Seconds a file's modification time may lie ahead of this machine's clock (a file system
