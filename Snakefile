@@ -1,7 +1,7 @@
 import sys
 from pathlib import Path
 
-from galu.workflow.config import ConfigError, fill_declared, read_site_file
+from galu.workflow.settings.config import ConfigError, fill_declared, read_site_file
 from galu.workflow.landing import LANDING_PAGE
 
 # galu: one command reproduces three papers on how ReLU networks learn.

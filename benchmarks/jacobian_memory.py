@@ -3,9 +3,9 @@
 ``jacobian_squared_singular_values`` computes d h_depth / d h_1 at every sample image in
 one reverse pass: each sample's h_1 repeated once per output unit, samples x width rows
 through every layer, and each layer keeps its saved tensors of samples x width x width
-floats until the pass reaches it. The cost model (galu/workflow/costs.py, ``JACOBIAN_TENSORS``)
-counts them; this script measures them. (The former ``vmap`` of ``jacrev`` kept about the
-same for plain activations and 9 tensors per layer with batch norm.)
+floats until the pass reaches it. The cost model (galu/workflow/planning/costs.py,
+``JACOBIAN_TENSORS``) counts them; this script measures them. (The former ``vmap`` of ``jacrev``
+kept about the same for plain activations and 9 tensors per layer with batch norm.)
 
     python benchmarks/jacobian_memory.py                  # paper: 128 samples, width 128
     python benchmarks/jacobian_memory.py --samples 32 --depths 5 10

@@ -22,7 +22,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from galu.workflow.costfit import read_benchmarks
+from galu.workflow.planning.costfit import read_benchmarks
 from galu.workflow.scales import QUICK
 
 

@@ -3,9 +3,9 @@
 Each round makes two fresh copies of this checkout (tracked files plus ``config/local.yaml``,
 the site's mirrors), runs ``snakemake --cores N --configfile config/tiny.yaml`` in each, one
 with ``GALU_WARM_JOBS=0`` (every job a fresh Python) and one without (jobs forked from the
-warm server, galu/workflow/warm_jobs.py), in alternating order, and checks that the two runs' CSVs
-are byte-identical. It prints each run's wall time and its jobs' summed wall time, then the
-medians and the warm/cold ratios. The tiny configuration is where start-up dominates (its
+warm server, galu/workflow/running/warm_jobs.py), in alternating order, and checks that the two
+runs' CSVs are byte-identical. It prints each run's wall time and its jobs' summed wall time, then
+the medians and the warm/cold ratios. The tiny configuration is where start-up dominates (its
 jobs compute for well under a second); a quick-scale run saves the same seconds per job.
 
     python benchmarks/warm_jobs.py               # 3 rounds, 2 cores
@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from galu.workflow.costfit import read_benchmarks  # noqa: E402
+from galu.workflow.planning.costfit import read_benchmarks  # noqa: E402
 
 
 def fresh_copy(dest: Path) -> Path:

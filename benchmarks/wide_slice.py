@@ -25,8 +25,8 @@ import torch
 from galu.normalization.cifar import TensorData
 from galu.normalization.costs import _deep_mlp, training
 from galu.normalization.trainability import train_depth
-from galu.workflow.costs import CONSTANTS, CostModel
-from galu.workflow.dag import planned_jobs
+from galu.workflow.planning.costs import CONSTANTS, CostModel
+from galu.workflow.planning.dag import planned_jobs
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -40,7 +40,7 @@ def train_sizes(steps: int, batch: int, macs: float) -> Sizes:
     return Sizes(work=6.0 * steps * batch * macs, steps=steps)
 
 
-# A rule's cost formula: the sizes of one of its jobs (galu/workflow/costs.py fits the
+# A rule's cost formula: the sizes of one of its jobs (galu/workflow/planning/costs.py fits the
 # constants that turn them into seconds and megabytes).
 Formula = Callable[[Config, Wildcards], Sizes]
 

@@ -11,7 +11,7 @@ from galu.workflow.output import Run
 
 run = Run.from_snakemake(snakemake)
 # params.settings holds the keys that decide the bytes; the site settings (mirrors, timeouts)
-# come from the config, so that changing them reruns nothing (galu/workflow/sitekeys.py).
+# come from the config, so that changing them reruns nothing (galu/workflow/settings/sitekeys.py).
 settings = DataSettings.from_config({**snakemake.config["data"], **snakemake.params.settings})
 raw_root = Path(snakemake.output.manifest).parent.parent
 try:

@@ -16,11 +16,12 @@ import warm_commands
 import yaml
 
 from galu.workflow.provenance import git_state
-from galu.workflow.runconfig import merge
+from galu.workflow.settings.runconfig import merge
 
 REPO = Path(__file__).resolve().parents[1]
-# No job heartbeats in the tests (galu.workflow.feedback): scripts run in-process by unit tests
-# would leave threads printing into every later test's output. test_feedback.py tests them directly.
+# No job heartbeats in the tests (galu.workflow.feedback): scripts run in-process by unit
+# tests would leave threads printing into every later test's output. test_feedback.py tests them
+# directly.
 os.environ["GALU_HEARTBEAT_S"] = "0"
 BIN = Path(sys.executable).parent
 

@@ -1,5 +1,6 @@
 """A README and its verdict pages holding every generated section's markers
-(galu.workflow.readme_pages), and a quick run's claims table, for the tests of ``galu readme``."""
+(galu.workflow.pages.readme_pages), and a quick run's claims table, for the tests of ``galu
+readme``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from galu.workflow.publication_readme import PAPER_MARKERS
-from galu.workflow.readme_pages import (
+from galu.workflow.pages.publication_readme import PAPER_MARKERS
+from galu.workflow.pages.readme_pages import (
     PAPER_PAGE,
     PAPER_SUMMARY_MARKERS,
     QUICK_PAGE,
     QUICK_SUMMARY_MARKERS,
 )
-from galu.workflow.readme_sections import QUICK_MARKERS, Markers
+from galu.workflow.pages.readme_sections import QUICK_MARKERS, Markers
 
 
 def between(markers: Markers, text: str = "") -> str:

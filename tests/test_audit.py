@@ -7,10 +7,10 @@ import shutil
 import pandas as pd
 import pytest
 
-from galu.workflow.audit import audit_tree
 from galu.workflow.cli import main
 from galu.workflow.output import Run
 from galu.workflow.provenance import sealed_sidecar
+from galu.workflow.trust.audit import audit_tree
 
 
 def test_clean_tree_passes(tmp_path, monkeypatch, capsys):
@@ -148,8 +148,8 @@ def _coded_tree(root):
 def test_stale_output_names_the_changed_module_and_the_command_that_fixes_it(
     tmp_path, monkeypatch, capsys
 ):
-    from galu.workflow.audit import Finding
     from galu.workflow.closure import CodeScanner
+    from galu.workflow.trust.audit import Finding
 
     monkeypatch.chdir(tmp_path)
     _coded_tree(tmp_path)
@@ -225,7 +225,7 @@ def test_outputs_without_code_are_a_note(tmp_path, monkeypatch, capsys):
 
 
 def test_rebuild_command_names_the_job_of_each_broken_file():
-    from galu.workflow.audit import Finding, rebuild_command
+    from galu.workflow.trust.audit import Finding, rebuild_command
 
     findings = [
         Finding("data/raw/mnist/train.gz", "does not match the published checksums (x)"),
@@ -312,7 +312,7 @@ def test_an_audit_that_checks_nothing_fails_and_bad_places_are_usage_errors(
 
 
 def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
-    from galu.workflow.audit import _first_files
+    from galu.workflow.trust.audit import _first_files
 
     long = "stale: made with older code; changed since: a.py, b.py, c.py, d.py, e.py"
     assert (
@@ -324,7 +324,7 @@ def test_a_published_note_names_the_first_changed_files_and_counts_the_rest():
 
 
 def test_explain_names_the_drawing_and_computing_functions():
-    from galu.workflow.lineage import _describe
+    from galu.workflow.trust.lineage import _describe
 
     record = {
         "rule": "scm_plot_perceptron",
@@ -404,7 +404,7 @@ def test_every_sidecar_field_of_every_json_type_is_named_never_a_crash(
     figure above it and of the file itself always answer (exit 0 or 1, never an exception);
     a field the commands read that has the wrong type is named as a malformed sidecar, with
     what was expected, and the other outputs are still judged."""
-    from galu.workflow.audit import shape_problem
+    from galu.workflow.trust.audit import shape_problem
 
     monkeypatch.chdir(tmp_path)
     _full_chain(tmp_path)

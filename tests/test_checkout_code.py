@@ -4,7 +4,7 @@ The provenance sidecars record the code closure scanned from the checkout's file
 run those files. Here the environment's galu is this repository (an editable install), and
 the run is in a copy: a second clone, a test's scratch copy and `galu equivalence`'s trees
 (whose base commit's run must test the base's library) are all in this position. The warm
-server's children set their own path (galu/workflow/warm_jobs.py), so they are the case
+server's children set their own path (galu/workflow/running/warm_jobs.py), so they are the case
 checked here (cold jobs, whose path is Snakemake's, were checked by hand the same way): the
 copy's provenance module is marked to log where it was imported from, and the Snakefile and
 every job must name the copy.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from test_reliability_support import NO_ENV_MIRRORS, smk_command, tiny_repo
 
-from galu.workflow.warm_jobs import ENABLE_ENV, SOCKET_ENV
+from galu.workflow.running.warm_jobs import ENABLE_ENV, SOCKET_ENV
 
 from conftest import run
 
@@ -27,7 +27,7 @@ PROBE = (
     "    with open(_probe_os.environ['GALU_IMPORT_LOG'], 'a') as _probe:\n"
     "        _probe.write(__file__ + '\\n')\n"
 )
-# Four script jobs: enough for the warm server (galu/workflow/warm_jobs.py, MIN_JOBS).
+# Four script jobs: enough for the warm server (galu/workflow/running/warm_jobs.py, MIN_JOBS).
 TARGETS = [
     "results/scm/stability.csv",
     "results/normalization/coefficients.csv",

@@ -11,8 +11,8 @@ from docutils.core import publish_parts
 from galu.workflow.claim_spec import parse_claims
 from galu.workflow.claims import evaluate, source_stage
 from galu.workflow.claims_text import caption_path, caption_verdicts, markdown_table
-from galu.workflow.config import load_yaml
-from galu.workflow.readme_sections import README_END, README_START, readme_with_section
+from galu.workflow.pages.readme_sections import README_END, README_START, readme_with_section
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO
 

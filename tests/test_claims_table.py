@@ -1,4 +1,4 @@
-"""Every claims.csv a command reads goes through one checker (galu/workflow/claims_table.py):
+"""Every claims.csv a command reads goes through one checker (galu/workflow/pages/claims_table.py):
 a damaged, foreign or hostile table is one error naming the file, the line and the fix, exit
 2, and no byte of it is written anywhere."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from galu.workflow import claims_table
-from galu.workflow.claims_table import ClaimsTableError, parse_claims_table
 from galu.workflow.cli import main
+from galu.workflow.pages import claims_table
+from galu.workflow.pages.claims_table import ClaimsTableError, parse_claims_table
 
 HEADER = "claim_id,paper,measured,precision,verdict,scale\n"
 GOOD = HEADER + "a,galu,0.5,0.01,pass,quick\nb,scm,,,not_run,quick\nc,scm,inf,,fail,quick\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import warm_commands
 
-from galu.workflow.config import ConfigError, read_site_file
+from galu.workflow.settings.config import ConfigError, read_site_file
 
 from conftest import REPO, run, tool
 
@@ -154,7 +154,7 @@ def test_run_refuses_what_snakemake_would_answer_with_a_traceback(checkout, args
 
 
 def test_run_passes_a_valid_command_line_to_snakemake_unchanged(checkout):
-    from galu.workflow.snakemake_args import check
+    from galu.workflow.settings.snakemake_args import check
 
     check(["-n", "--config", "seed=3", "lr=-1", "--configfile", "config/paper.yaml"], checkout)
     out = galu("run", "--version", cwd=checkout)

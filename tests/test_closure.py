@@ -1,4 +1,5 @@
-"""Code closures (galu/workflow/closure.py) on a tiny synthetic package, and the site-only keys."""
+"""Code closures (galu/workflow/closure.py) on a tiny synthetic package, and the site-only
+keys."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from galu.workflow.closure import CodeScanner, changed_files, source_hash
-from galu.workflow.sitekeys import DATA_SITE_KEYS, data_result_settings, site_device
+from galu.workflow.settings.sitekeys import DATA_SITE_KEYS, data_result_settings, site_device
 
 from conftest import REPO
 

@@ -26,7 +26,7 @@ from test_reliability_support import OVERLAY, TINY, smk, tiny_repo
 from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
 from galu.workflow.output import Run
 from galu.workflow.provenance import SIDECAR_SUFFIX
-from galu.workflow.sitekeys import gpu_may_be_present
+from galu.workflow.settings.sitekeys import gpu_may_be_present
 
 from conftest import run, tool
 
@@ -135,7 +135,7 @@ EDITS = {
     "galu/workflow/data/convert.py": (code_edit, {"prepare": 1, **NORM_CIFAR, "claims": 1}),
     # machinery: provenance records, the audit, the pre-flight are in no job's closure
     "galu/workflow/provenance.py": (code_edit, {}),
-    "galu/workflow/preflight.py": (code_edit, {}),
+    "galu/workflow/running/preflight.py": (code_edit, {}),
     "galu/workflow/data/fetch.py": (code_edit, {}),
     "galu/workflow/claims.py": (code_edit, {"claims": 1}),
     # the shared ensemble trainer: memorization and generalization training, not the plots

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from galu.workflow.cli import main
-from galu.workflow.config import load_yaml
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO, run, strict_json, tool
 

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from galu.workflow.config import ConfigError, fill_declared, load_schema, load_yaml, validate
+from galu.workflow.settings.config import (
+    ConfigError,
+    fill_declared,
+    load_schema,
+    load_yaml,
+    validate,
+)
 from galu.workflow.stages import STAGE_NAMES
 
 from conftest import REPO, run, tool
@@ -290,8 +296,8 @@ def test_an_overlay_without_its_base_is_refused_by_the_workflow_and_the_plan(ove
     results/paper-cpu/: the overlay names its base, and both the workflow's checks and
     `galu plan` refuse it without that base before it; with it, nothing is said."""
     from galu.workflow.cli import main
-    from galu.workflow.consistency import overlay_problems
-    from galu.workflow.runconfig import run_config
+    from galu.workflow.settings.consistency import overlay_problems
+    from galu.workflow.settings.runconfig import run_config
 
     alone = run_config(REPO, [overlay])
     (problem,) = overlay_problems(alone)

@@ -1,4 +1,4 @@
-"""The cost model (galu/workflow/costs.py) against our measurements, and `galu plan`."""
+"""The cost model (galu/workflow/planning/costs.py) against our measurements, and `galu plan`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from galu.workflow.config import load_yaml
-from galu.workflow.costfit import (
+from galu.workflow.planning.costfit import (
     GPU_MEASUREMENTS,
     MEASUREMENTS,
     REFERENCE_MACHINE,
@@ -22,11 +21,18 @@ from galu.workflow.costfit import (
     ratios,
     read_benchmarks,
 )
-from galu.workflow.costs import CONSTANTS, CostModel
-from galu.workflow.dag import planned_jobs
-from galu.workflow.jobs import STAGE_ORDER, stage_of
-from galu.workflow.plan import cost_preflight, job_request, make_plan, paper_gpu_text, problems
-from galu.workflow.runconfig import merged_overrides, run_config
+from galu.workflow.planning.costs import CONSTANTS, CostModel
+from galu.workflow.planning.dag import planned_jobs
+from galu.workflow.planning.jobs import STAGE_ORDER, stage_of
+from galu.workflow.planning.plan import (
+    cost_preflight,
+    job_request,
+    make_plan,
+    paper_gpu_text,
+    problems,
+)
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.settings.runconfig import merged_overrides, run_config
 
 from conftest import REPO, run, tool
 
@@ -55,7 +61,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def quick_jobs():
-    """The quick configuration's jobs, as Snakemake plans them (galu/workflow/dag.py)."""
+    """The quick configuration's jobs, as Snakemake plans them (galu/workflow/planning/dag.py)."""
     return planned_jobs(REPO)
 
 
@@ -237,7 +243,7 @@ def _planned_by_snakemake(root: Path, files: list[str], overrides: list[str]) ->
 
 @pytest.mark.parametrize("scale", sorted(CONFIGS))
 def test_the_job_list_read_in_process_is_the_one_the_snakemake_command_plans(repo_copy, scale):
-    """galu/workflow/dag.py builds the DAG in this process: the same jobs as the command's
+    """galu/workflow/planning/dag.py builds the DAG in this process: the same jobs as the command's
     dry run prints, each with the benchmark name the cost model keys it by."""
     files, overrides = CONFIGS[scale]
     planned = planned_jobs(REPO, files, merged_overrides(overrides))
@@ -425,7 +431,7 @@ def test_the_paper_gpu_sentence_sums_the_plan(model):
 
 
 def test_the_makespan_of_more_workers_than_jobs_is_the_longest_job_in_bounded_memory():
-    from galu.workflow.plan import _makespan
+    from galu.workflow.planning.plan import _makespan
 
     assert _makespan([3.0, 2.0, 1.0], 3_000_000_000) == 3.0  # was a list of 3e9 floats
     assert _makespan([3.0, 2.0, 1.0], 2) == 3.0 and _makespan([3.0, 2.0, 2.0], 2) == 4.0
@@ -437,7 +443,7 @@ def test_galu_plan_judges_memory_only_against_a_machine_it_is_given(capsys, quic
     --this-machine, or the site's GALU_MACHINE_MEM_GB) it prints each job's needs and judges
     nothing; given a machine too small, it refuses."""
     from galu.workflow.cli import main
-    from galu.workflow.plan import problems
+    from galu.workflow.planning.plan import problems
 
     model = CostModel.load(REPO / CONSTANTS)
     plan = make_plan(run_config(REPO), quick_jobs, model, cores=2, gpus=0)

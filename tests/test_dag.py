@@ -1,5 +1,5 @@
-"""The jobs and their rules' costs read back from Snakemake's DAG (galu/workflow/dag.py; the
-internals it uses are pinned in test_snakemake_internals.py)."""
+"""The jobs and their rules' costs read back from Snakemake's DAG (galu/workflow/planning/dag.py;
+the internals it uses are pinned in test_snakemake_internals.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from galu.normalization import costs as norm_costs
 from galu.scm import costs as scm_costs
-from galu.workflow.costs import RuleCost
-from galu.workflow.dag import benchmark_name, planned_jobs, read_dag
+from galu.workflow.planning.costs import RuleCost
+from galu.workflow.planning.dag import benchmark_name, planned_jobs, read_dag
 
 from conftest import REPO, run, tool
 

@@ -1,6 +1,7 @@
 """Each compute job is declared once (issue #58): by its rule. Its name is written in its
 rule file and in no other source file; the job lists of the plan and the cost fit, the
-rules' costs and dvc.yaml's commands are read back from the workflow (galu/workflow/dag.py)."""
+rules' costs and dvc.yaml's commands are read back from the workflow
+(galu/workflow/planning/dag.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import subprocess
 
 import pytest
 
-from galu.workflow.dag import read_dag
-from galu.workflow.jobs import EXPERIMENT_STAGES, stage_of
+from galu.workflow.planning.dag import read_dag
+from galu.workflow.planning.jobs import EXPERIMENT_STAGES, stage_of
 
 from conftest import REPO
 

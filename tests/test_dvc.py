@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.workflow.config import load_yaml
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO, copy_of_run, run, strict_json, tool
 

@@ -4,7 +4,7 @@ closures (galu dvc)."""
 from __future__ import annotations
 
 from galu.workflow.cli import main
-from galu.workflow.dvcstages import (
+from galu.workflow.pages.dvcstages import (
     code_deps,
     command_differences,
     differences,

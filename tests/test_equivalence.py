@@ -70,8 +70,8 @@ def test_a_broken_ledger_is_named_with_the_fix(tmp_path: Path, text: str, messag
         Ledger.load(tmp_path)
 
 
-# `galu equivalence` (galu/workflow/equivalence_check.py) on a toy repository, its runs faked: the
-# orchestration (what changed, what is compared, what is recorded) without Snakemake.
+# `galu equivalence` (galu/workflow/trust/equivalence_check.py) on a toy repository, its runs faked:
+# the orchestration (what changed, what is compared, what is recorded) without Snakemake.
 # tests/test_equivalence_workflow.py runs the real workflow.
 
 
@@ -87,7 +87,7 @@ def _git(root: Path, *args: str) -> None:
 def toy(tmp_path: Path, monkeypatch) -> Path:
     """Two scripts, each importing its own module; a fake run writes one output per script,
     whose bytes are what ``OUTPUT`` in that module says."""
-    import galu.workflow.equivalence_check as check_module
+    import galu.workflow.trust.equivalence_check as check_module
 
     root = tmp_path / "toy"
     files = {
@@ -130,7 +130,7 @@ def _commit_edit(root: Path, rel: str, old: str, new: str) -> None:
 
 
 def test_a_neutral_change_is_recorded_for_the_changed_script_only(toy: Path):
-    from galu.workflow.equivalence_check import check
+    from galu.workflow.trust.equivalence_check import check
 
     _commit_edit(toy, "galu/mod_a.py", "_helper", "_renamed")
     outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
@@ -145,7 +145,7 @@ def test_a_neutral_change_is_recorded_for_the_changed_script_only(toy: Path):
 
 
 def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
-    from galu.workflow.equivalence_check import check
+    from galu.workflow.trust.equivalence_check import check
 
     _commit_edit(toy, "galu/mod_a.py", "OUTPUT = 'a'", "OUTPUT = 'c'")
     outcome = check(toy, "HEAD~1", ["tiny"], say=lambda _: None)
@@ -155,7 +155,7 @@ def test_a_change_of_an_output_records_nothing_and_names_it(toy: Path):
 
 def test_a_script_left_unchanged_in_output_is_recorded_beside_one_that_changed(toy, monkeypatch):
     """One commit changes both modules: a's output changes, b's does not; b is recorded."""
-    from galu.workflow.equivalence_check import check
+    from galu.workflow.trust.equivalence_check import check
 
     (toy / "galu/mod_a.py").write_text("OUTPUT = 'c'\n")
     (toy / "galu/mod_b.py").write_text("OUTPUT = 'b'\nX = 1\n")
@@ -170,7 +170,7 @@ def test_an_identical_output_made_from_other_inputs_is_no_evidence(toy, monkeypa
     """b's bytes do not change, but it read a's output, which did: b gets no record."""
     import json
 
-    import galu.workflow.equivalence_check as check_module
+    import galu.workflow.trust.equivalence_check as check_module
 
     faked = check_module.run_scale
 
@@ -192,7 +192,7 @@ def test_an_identical_output_made_from_other_inputs_is_no_evidence(toy, monkeypa
 
 
 def test_a_changed_script_without_outputs_at_the_scales_run_gets_no_record(toy: Path):
-    from galu.workflow.equivalence_check import check
+    from galu.workflow.trust.equivalence_check import check
 
     (toy / "scripts/c.py").write_text("from galu.mod_b import OUTPUT\n")  # never run
     _git(toy, "add", "-A")
@@ -209,7 +209,7 @@ def test_a_download_manifest_and_a_unit_with_named_imports_are_compared(toy, mon
     provenance module, say) could be vouched for, and the datasets would be fetched again."""
     import json
 
-    import galu.workflow.equivalence_check as check_module
+    import galu.workflow.trust.equivalence_check as check_module
 
     faked = check_module.run_scale
 
@@ -241,7 +241,7 @@ def test_a_download_manifest_and_a_unit_with_named_imports_are_compared(toy, mon
     ],
 )
 def test_bad_requests_are_refused_before_any_run(toy: Path, kwargs, message):
-    from galu.workflow.equivalence_check import EquivalenceError, check
+    from galu.workflow.trust.equivalence_check import EquivalenceError, check
 
     args = {"base": "HEAD", "scales": ["tiny"], **kwargs}
     with pytest.raises(EquivalenceError, match=message):
@@ -249,7 +249,7 @@ def test_bad_requests_are_refused_before_any_run(toy: Path, kwargs, message):
 
 
 def test_uncommitted_changes_are_refused(toy: Path):
-    from galu.workflow.equivalence_check import EquivalenceError, check
+    from galu.workflow.trust.equivalence_check import EquivalenceError, check
 
     (toy / "galu/mod_a.py").write_text("OUTPUT = 'z'\n")
     with pytest.raises(EquivalenceError, match="uncommitted changes.*commit them first"):
@@ -285,7 +285,7 @@ def test_each_tree_runs_its_own_code_whatever_pythonpath_or_the_install_says(
     import subprocess
     import sys
 
-    from galu.workflow.equivalence_check import own_code_env, tree_closures
+    from galu.workflow.trust.equivalence_check import own_code_env, tree_closures
 
     from conftest import REPO
 
@@ -356,7 +356,7 @@ def test_a_malformed_ledger_is_named_with_its_fix_by_every_reader(tmp_path, text
 def test_the_ledger_changed_first_is_no_uncommitted_change_and_other_files_are_named(toy: Path):
     """The ledger is the one file that may differ (the evidence is being recorded in it),
     even as the first changed file; another is named whole, not cut by a column."""
-    from galu.workflow.equivalence_check import EquivalenceError, _clean_head
+    from galu.workflow.trust.equivalence_check import EquivalenceError, _clean_head
 
     (toy / "workflow/code-equivalence.yaml").write_text("equivalences: []\n# note\n")
     assert len(_clean_head(toy)) == 40
@@ -395,8 +395,8 @@ def test_an_entry_whose_commits_are_not_in_the_history_is_not_trusted(toy: Path)
 def test_an_entry_is_checked_against_the_closures_its_commits_really_have(toy, monkeypatch):
     """Recomputed, not read: an entry recorded by `galu equivalence` holds; one whose closure
     is not the script's at its commit (written by hand) is named, saying which side."""
-    from galu.workflow.equivalence_check import check
-    from galu.workflow.ledger_verify import cache_folder, recomputed_problems
+    from galu.workflow.trust.equivalence_check import check
+    from galu.workflow.trust.ledger_verify import cache_folder, recomputed_problems
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(toy.parent / "cache"))
     _commit_edit(toy, "galu/mod_b.py", "OUTPUT = 'b'", "OUTPUT = 'b'\nX = 1")
@@ -412,8 +412,8 @@ def test_an_entry_is_checked_against_the_closures_its_commits_really_have(toy, m
 def test_compact_joins_two_recorded_changes_into_one_entry_its_commits_confirm(toy, monkeypatch,
                                                                                capsys):  # fmt: skip
     from galu.workflow.cli import main
-    from galu.workflow.equivalence_check import check
-    from galu.workflow.ledger_verify import recomputed_problems
+    from galu.workflow.trust.equivalence_check import check
+    from galu.workflow.trust.ledger_verify import recomputed_problems
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(toy.parent / "cache"))
     made = []

@@ -1,5 +1,5 @@
 """Number-neutral code changes end to end (galu/workflow/equivalence.py,
-galu/workflow/equivalence_check.py).
+galu/workflow/trust/equivalence_check.py).
 
 A copy of the repository runs the SCM stage at the tiny scale (one stage: every stage's
 outputs take the same path through the ledger, and that an edit reaches exactly the jobs whose
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from galu.workflow.audit import STALE, STALE_INPUT, audit_tree
 from galu.workflow.equivalence import LEDGER, Ledger
 from galu.workflow.provenance import SIDECAR_SUFFIX
+from galu.workflow.trust.audit import STALE, STALE_INPUT, audit_tree
 
 from conftest import run, site_configured_repo, tool
 
@@ -126,8 +126,8 @@ def test_a_machinery_edit_replans_nothing_and_the_strict_audit_passes(tiny_run: 
     assert not made_with(root, "galu/workflow/provenance.py")
     for rel in (
         "galu/workflow/provenance.py",
-        "galu/workflow/audit.py",
-        "galu/workflow/preflight.py",
+        "galu/workflow/trust/audit.py",
+        "galu/workflow/running/preflight.py",
     ):
         path = root / rel
         path.write_text(path.read_text() + "\n\ndef _added_for_the_test():\n    return 1\n")

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from galu.workflow.cli import main
-from galu.workflow.lineage import Node, explain
 from galu.workflow.output import Run
+from galu.workflow.trust.lineage import Node, explain
 
 from conftest import REPO
 
@@ -202,7 +202,7 @@ def test_explain_without_an_id_lists_the_runs_claims(tmp_path, monkeypatch, caps
 
 
 def test_a_published_runs_claim_is_read_from_its_folder():
-    from galu.workflow.explain import located
+    from galu.workflow.pages.explain import located
 
     results = "published/paper-cpu/results"
     assert located(results, "results/scm/x.csv") == "published/paper-cpu/results/scm/x.csv"
@@ -255,7 +255,7 @@ def test_audit_explain_describes_a_shared_input_once_and_counts_its_problem_once
 
 
 def test_params_are_shown_as_values_and_a_sidecar_without_them_says_so():
-    from galu.workflow.lineage import params_text
+    from galu.workflow.trust.lineage import params_text
 
     record = {"params": {"computed_by": {"t": ["f"]}, "draw": {}, "sweep": {"lrs": [0.1, 1]}}}
     assert params_text(record) == "params: draw={}, sweep.lrs=[0.1,1]"
@@ -270,7 +270,7 @@ def test_params_are_shown_as_values_and_a_sidecar_without_them_says_so():
 
 
 def test_the_chain_summary_counts_each_file_job_rule_and_commit_once():
-    from galu.workflow.lineage import Node, chain_summary
+    from galu.workflow.trust.lineage import Node, chain_summary
 
     raw = Node("data/raw/x.gz", "raw archive", [], raw=True)
     part = Node("runs/p0.csv", "", [], inputs=[raw], job="search part=0", commit="a1")

@@ -115,3 +115,57 @@ def test_the_packages_import_each_other_without_cycles():
     assert cycles(packages) == []
     assert packages["galu.workflow"] >= {"galu.normalization", "galu.declarations"}
     assert not packages["galu.seeding"] and not packages["galu.declarations"]
+
+
+# galu.workflow's rooms in layers (galu/workflow/__init__.py): a module imports only its own
+# layer and those before it. Layer 0: the package's own modules (the jobs' result code and
+# the records every room reads) and the data room.
+LAYERS = (
+    ("", "data"),
+    ("settings",),
+    ("planning",),
+    ("trust",),
+    ("running",),
+    ("pages",),
+    ("publishing",),
+    ("commands",),
+)
+ROOMS = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
+
+
+def layer(module: str) -> int | None:
+    """The layer of a galu.workflow module (the command line's root, cli, with the
+    commands), None outside galu.workflow or for the package itself."""
+    parts = module.split(".")
+    if parts[:2] != ["galu", "workflow"] or len(parts) == 2:
+        return None
+    if module == "galu.workflow.cli":
+        return ROOMS["commands"]
+    return ROOMS.get(parts[2], ROOMS[""])
+
+
+def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports from a room into a later layer."""
+    return sorted(
+        (m, t)
+        for m, targets in graph.items()
+        for t in targets
+        if layer(m) is not None and layer(t) is not None and layer(t) > layer(m)
+    )
+
+
+def test_the_machinery_rooms_import_only_their_own_layer_and_earlier_ones():
+    graph = import_graph(REPO)
+    rooms = {m.split(".")[2] for m in graph if layer(m) and m != "galu.workflow.cli"}
+    assert rooms == {r for rooms in LAYERS[1:] for r in rooms}  # every room has its layer
+    assert upward(graph) == []
+    # each room opens with what it is for
+    for room in rooms:
+        doc = (REPO / "galu/workflow" / room / "__init__.py").read_text()
+        assert doc.startswith('"""') and len(doc.split('"""')[1]) > 150, room
+
+
+def test_an_upward_import_is_found():
+    graph = {"galu.workflow.provenance": {"galu.workflow.trust.audit"},
+             "galu.workflow.pages.compare": {"galu.workflow.claims_text"}}  # fmt: skip
+    assert upward(graph) == [("galu.workflow.provenance", "galu.workflow.trust.audit")]

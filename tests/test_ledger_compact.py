@@ -1,5 +1,5 @@
 """The equivalence ledger shortened to the closures still recorded
-(galu/workflow/ledger_compact.py, ``galu equivalence --compact``)."""
+(galu/workflow/trust/ledger_compact.py, ``galu equivalence --compact``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from galu.workflow.equivalence import LEDGER, Equivalence, Ledger, LedgerError
-from galu.workflow.ledger_compact import compacted, joined, recorded_closures
+from galu.workflow.trust.ledger_compact import compacted, joined, recorded_closures
 
 FILES = {  # (commit, script) -> closure files, as files_at gives them
     ("b1", "scripts/s.py"): {"galu/x.py": "1", "galu/gone.py": "1", "scripts/s.py": "1"},

@@ -11,7 +11,7 @@ from galu.memorization import figures
 from galu.memorization.figures import draw_min_width, draw_underparam, draw_zero_error
 from galu.memorization.stage import STAGE as MEM_STAGE
 from galu.plotting import plt
-from galu.workflow.runconfig import run_config
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import REPO
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from galu.memorization.grid import underparam_points
-from galu.workflow.consistency import consistency_problems
+from galu.workflow.settings.consistency import consistency_problems
 
 
 def test_only_points_with_kd_at_most_m_in_grid_order():

@@ -1,5 +1,5 @@
 """Outputs whose inputs were rewritten with the same bytes keep their place
-(galu/workflow/mtimes.py, issue #61): Snakemake's mtime trigger answered by the sidecars."""
+(galu/workflow/running/mtimes.py, issue #61): Snakemake's mtime trigger answered by the sidecars."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from galu.workflow.mtimes import refresh
+from galu.workflow.running.mtimes import refresh
 
 T0 = 1_700_000_000.0
 

@@ -10,7 +10,7 @@ from galu.normalization.mlp import build_mlp
 from galu.normalization.stacked import MomentumSGD, StackedAdam, StackedMLP, train_stacked
 from galu.normalization.trainability import train_depth
 from galu.normalization.training import TrainSettings, train
-from galu.workflow.config import load_yaml
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO
 

@@ -8,9 +8,9 @@ import pytest
 from galu.normalization import checks
 from galu.normalization.costs import _at_wide_width, lr_sweep, training
 from galu.normalization.widths import width_comparison
-from galu.workflow.costs import CONSTANTS, CostModel
-from galu.workflow.dag import planned_jobs
-from galu.workflow.runconfig import run_config
+from galu.workflow.planning.costs import CONSTANTS, CostModel
+from galu.workflow.planning.dag import planned_jobs
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import REPO
 

@@ -370,7 +370,7 @@ def test_the_zero_error_band_is_the_claims():
 
 
 def test_every_figure_of_every_stage_has_sentences():
-    from galu.workflow.runconfig import run_config
+    from galu.workflow.settings.runconfig import run_config
     from galu.workflow.stages import STAGES
 
     config = run_config(REPO)

@@ -4,15 +4,15 @@ import re
 import tomllib
 
 from galu import __version__
-from galu.workflow.config import load_yaml
-from galu.workflow.readme_pages import (
+from galu.workflow.pages.readme_pages import (
     PAPER_NAMES,
     PAPER_PAGE,
     PAPER_SUMMARY_MARKERS,
     QUICK_PAGE,
     QUICK_SUMMARY_MARKERS,
 )
-from galu.workflow.readme_sections import readme_section
+from galu.workflow.pages.readme_sections import readme_section
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO
 

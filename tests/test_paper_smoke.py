@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.workflow.costfit import read_benchmarks
-from galu.workflow.dag import planned_jobs
-from galu.workflow.runconfig import run_config
+from galu.workflow.planning.costfit import read_benchmarks
+from galu.workflow.planning.dag import planned_jobs
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import copy_repo, run, tool
 

@@ -7,9 +7,9 @@ import sys
 import pytest
 from readme_support import write_claims, write_readme
 
+from galu.workflow.pages.publication_readme import NO_PUBLICATION, PAPER_MARKERS
+from galu.workflow.pages.readme_sections import README_END, README_START, readme_differences
 from galu.workflow.precision import differing_lines, display_step, format_measured, lines_agree
-from galu.workflow.publication_readme import NO_PUBLICATION, PAPER_MARKERS
-from galu.workflow.readme_sections import README_END, README_START, readme_differences
 
 from conftest import run
 
@@ -60,7 +60,7 @@ def test_differing_lines_pairs_by_words_so_an_insertion_is_one_difference():
 
 def readme(section):
     """A README with both generated sections; no paper-level run published
-    (galu.workflow.publication_readme)."""
+    (galu.workflow.pages.publication_readme)."""
     paper = f"{PAPER_MARKERS[0]}\n{NO_PUBLICATION}{PAPER_MARKERS[1]}\n"
     return f"# T\n\n{README_START}\n{section}{README_END}\n{paper}rest\n"
 

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from galu.workflow.config import ConfigError
-from galu.workflow.profiles import check_placeholders, placeholders
+from galu.workflow.settings.config import ConfigError
+from galu.workflow.settings.profiles import check_placeholders, placeholders
 
 from conftest import REPO, run
 

@@ -129,7 +129,7 @@ def test_a_seeded_table_records_the_seeds_the_config_gives(tmp_path, monkeypatch
     """A real job's table (the tiny scale's perceptron simulation, reseeded): without a
     ``seeds`` argument its sidecar records seed, seed + 1, ... as the config sets them."""
     from galu.scm.experiments import simulation_table
-    from galu.workflow.runconfig import run_config
+    from galu.workflow.settings.runconfig import run_config
 
     config = run_config(REPO, ["config/tiny.yaml"], ["seed=5", "scm.simulation.seeds=3"])
     scm = config["scm"]

@@ -1,4 +1,5 @@
-"""Publishing a finished run (galu/workflow/publish.py): the copy, its audit, the README section."""
+"""Publishing a finished run (galu/workflow/publishing/publish.py): the copy, its audit, the README
+section."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pandas as pd
 import pytest
 from readme_support import write_readme
 
-from galu.workflow.audit import audit_tree, count_outputs
 from galu.workflow.cli import main
-from galu.workflow.jobs import stage_of
 from galu.workflow.output import Run
+from galu.workflow.pages.publication_readme import PAPER_MARKERS, commits_text, paper_section
+from galu.workflow.pages.readme_pages import PAPER_PAGE, PAPER_SUMMARY_MARKERS, QUICK_PAGE
+from galu.workflow.pages.readme_sections import readme_section
+from galu.workflow.planning.jobs import stage_of
 from galu.workflow.provenance import sealed_sidecar, sha256_file, sidecar_path
 from galu.workflow.publication_folders import (
     PublishError,
@@ -22,11 +25,9 @@ from galu.workflow.publication_folders import (
     publication_folder,
     publication_of,
 )
-from galu.workflow.publication_manifest import counted, run_times, unfinished_stages
-from galu.workflow.publication_readme import PAPER_MARKERS, commits_text, paper_section
-from galu.workflow.publish import publish
-from galu.workflow.readme_pages import PAPER_PAGE, PAPER_SUMMARY_MARKERS, QUICK_PAGE
-from galu.workflow.readme_sections import readme_section
+from galu.workflow.publishing.publication_manifest import counted, run_times, unfinished_stages
+from galu.workflow.publishing.publish import publish
+from galu.workflow.trust.audit import audit_tree, count_outputs
 
 from conftest import NOT_COPIED, REPO
 
@@ -374,7 +375,7 @@ def test_a_figure_is_published_and_linked_from_the_page_and_the_readme(tmp_path,
 
 
 def test_the_chain_of_a_published_table_runs_through_published_copies(tmp_path, monkeypatch):
-    from galu.workflow.lineage import explain
+    from galu.workflow.trust.lineage import explain
 
     monkeypatch.chdir(tmp_path)
     _fake_run()
@@ -520,7 +521,7 @@ def test_a_crash_mid_copy_keeps_the_last_publication_byte_for_byte(
     traceback); once the disk has room the same command replaces it whole."""
     import errno
 
-    from galu.workflow import publish as publish_module
+    from galu.workflow.publishing import publish as publish_module
 
     monkeypatch.chdir(tmp_path)
     _fake_run()
@@ -564,7 +565,7 @@ def test_what_a_killed_publish_leaves_is_named_then_cleaned_or_put_back(
     cleans up, putting the previous publication back byte for byte when nothing replaced it;
     a resume meanwhile says where it is."""
     from galu.workflow.publication_folders import leftover_problem, recover_interrupted
-    from galu.workflow.resume import ResumeError, resume
+    from galu.workflow.publishing.resume import ResumeError, resume
 
     monkeypatch.chdir(tmp_path)
     _fake_run()
@@ -616,7 +617,7 @@ def test_publication_json_says_which_commits_and_whether_anything_was_uncommitte
     not known), and the checkout it was published from: no longer the claims table's commit
     called clean whatever the checkout or the other tables."""
     from galu.workflow import provenance
-    from galu.workflow import publish as publish_module
+    from galu.workflow.publishing import publish as publish_module
 
     monkeypatch.chdir(tmp_path)
     a, b = "a" * 40, "b" * 40
@@ -708,7 +709,7 @@ def _published_bytes() -> dict[str, str]:
 def test_a_second_publish_while_one_runs_is_refused_and_touches_nothing(tmp_path, monkeypatch):
     """Two `galu publish` at once used to delete each other's staging folder; the second now
     stops at the checkout's lock, before any cleanup or copy."""
-    from galu.workflow.publish import publication_lock
+    from galu.workflow.publishing.publish import publication_lock
 
     monkeypatch.chdir(tmp_path)
     _fake_run()
@@ -728,7 +729,7 @@ def test_a_second_publish_while_one_runs_is_refused_and_touches_nothing(tmp_path
 
 
 def test_a_republished_run_keeps_the_machine_its_publication_records(tmp_path, monkeypatch):
-    from galu.workflow.publication_manifest import previous_machine
+    from galu.workflow.publication_folders import previous_machine
 
     monkeypatch.chdir(tmp_path)
     assert previous_machine("paper-cpu") is None

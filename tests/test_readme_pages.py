@@ -1,5 +1,5 @@
-"""README's per-paper verdict counts (galu/workflow/readme_pages.py), and the links of the README
-and its pages under docs/."""
+"""README's per-paper verdict counts (galu/workflow/pages/readme_pages.py), and the links of the
+README and its pages under docs/."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from galu.workflow.readme_pages import exact_differences, is_ours, paper_counts, summary_block
+from galu.workflow.pages.readme_pages import exact_differences, is_ours, paper_counts, summary_block
 
 from conftest import REPO
 

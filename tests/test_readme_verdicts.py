@@ -9,8 +9,8 @@ from pathlib import Path
 from readme_support import write_claims, write_readme
 
 from galu.workflow import cli
-from galu.workflow.publication_readme import PAPER_MARKERS
-from galu.workflow.readme_sections import (
+from galu.workflow.pages.publication_readme import PAPER_MARKERS
+from galu.workflow.pages.readme_sections import (
     QUICK_MARKERS,
     compare_section,
     describe_comparison,

@@ -28,8 +28,8 @@ from galu.reference import (
 from galu.workflow.claim_spec import parse_claims
 from galu.workflow.claims import evaluate
 from galu.workflow.claims_text import markdown_table
-from galu.workflow.config import load_yaml
-from galu.workflow.runconfig import run_config
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import REPO
 

@@ -20,7 +20,7 @@ from test_reliability_support import (
     wait_for,
 )
 
-from galu.workflow.audit import audit_tree
+from galu.workflow.trust.audit import audit_tree
 
 pytestmark = pytest.mark.slow
 

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from galu.workflow.audit import audit_tree
-from galu.workflow.config import load_yaml
 from galu.workflow.data import DATASETS, DataError, load_processed, prepare
 from galu.workflow.data.mirrors import local_candidates, local_folder
 from galu.workflow.output import Run
-from galu.workflow.preflight import preflight
 from galu.workflow.provenance import seal_problem, sealed_sidecar, sha256_file
+from galu.workflow.running.preflight import preflight
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.trust.audit import audit_tree
 
 from conftest import REPO, copy_repo, run, tool
 

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from test_reliability_support import csv_bytes, smk, snapshot, start, tiny_repo
 
-from galu.workflow.warm_jobs import ENABLE_ENV
+from galu.workflow.running.warm_jobs import ENABLE_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +64,8 @@ def test_same_seeds_same_bytes_and_another_seed_changes_only_seeded_tables(tmp_p
     first, second = tiny_repo(tmp_path / "first"), tiny_repo(tmp_path / "second")
     # One copy on one core, the other on two (jobs side by side, BLAS pools of two threads):
     # the tables must not depend on the machine's parallelism. The first runs every job in a
-    # fresh interpreter, the second forks them from the warm server (galu/workflow/warm_jobs.py).
+    # fresh interpreter, the second forks them from the warm server
+    # (galu/workflow/running/warm_jobs.py).
     runs = [
         start(r, CLAIMS, "--cores", cores, log=tmp_path / f"{r.name}.log", env=env)
         for r, cores, env in ((first, "1", {ENABLE_ENV: "0"}), (second, "2", {}))

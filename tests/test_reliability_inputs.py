@@ -18,9 +18,9 @@ import pytest
 import warm_commands
 import yaml
 
-from galu.workflow.config import ConfigError, load_yaml
-from galu.workflow.consistency import check_consistency, consistency_problems
-from galu.workflow.runconfig import merge
+from galu.workflow.settings.config import ConfigError, load_yaml
+from galu.workflow.settings.consistency import check_consistency, consistency_problems
+from galu.workflow.settings.runconfig import merge
 
 from conftest import REPO, copy_repo, tool
 

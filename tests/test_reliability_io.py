@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.workflow.audit import audit_tree
 from galu.workflow.output import Run
+from galu.workflow.trust.audit import audit_tree
 
 
 @pytest.fixture

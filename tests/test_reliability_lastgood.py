@@ -13,9 +13,16 @@ import pytest
 from test_reliability_support import incomplete, kill_group, smk, start, tiny_repo, wait_for
 
 from galu.atomic import atomic_write_bytes
-from galu.workflow.lastgood import SNAPSHOT, PutBack, Snapshot, put_back, restore_missing, snapshot
 from galu.workflow.output import Run
 from galu.workflow.provenance import sealed_sidecar, sha256_file
+from galu.workflow.running.lastgood import (
+    SNAPSHOT,
+    PutBack,
+    Snapshot,
+    put_back,
+    restore_missing,
+    snapshot,
+)
 
 CSV = "results/normalization/coefficients.csv"
 TARGETS = [CSV, "figures/normalization/activations.png"]

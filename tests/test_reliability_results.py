@@ -13,12 +13,12 @@ import subprocess
 import pandas as pd
 import pytest
 
-import galu.workflow.preflight
+import galu.workflow.running.preflight
 from galu.atomic import atomic_write_bytes
 from galu.workflow.output import Run
-from galu.workflow.preflight import CHECKED_CACHE, preflight
-from galu.workflow.preflight_findings import announce, blocked
 from galu.workflow.provenance import sealed_sidecar, sha256_file
+from galu.workflow.running.preflight import CHECKED_CACHE, preflight
+from galu.workflow.running.preflight_findings import announce, blocked
 
 TABLE = "results/s/table.csv"
 FIGURE = "figures/s/plot.png"
@@ -42,9 +42,9 @@ def rejected(root):
 def test_a_clean_tree_passes_and_is_hashed_once(tree, monkeypatch):
     assert preflight(tree) == []
     calls = []
-    real = galu.workflow.preflight.sha256_file
+    real = galu.workflow.running.preflight.sha256_file
     monkeypatch.setattr(
-        galu.workflow.preflight, "sha256_file", lambda p: calls.append(p) or real(p)
+        galu.workflow.running.preflight, "sha256_file", lambda p: calls.append(p) or real(p)
     )
     assert preflight(tree) == [] and calls == []  # size, mtime, inode unchanged: no rehash
 
@@ -103,7 +103,7 @@ def test_a_result_resealed_by_hand_makes_its_consumers_stale(tree):
     stamp = (tree / TABLE).stat()
     (tree / TABLE).write_text("x\n9\n")
     record = json.loads((tree / f"{TABLE}.meta.json").read_text())
-    record["output"]["sha256"] = galu.workflow.preflight.sha256_file(tree / TABLE)
+    record["output"]["sha256"] = galu.workflow.running.preflight.sha256_file(tree / TABLE)
     (tree / f"{TABLE}.meta.json").write_bytes(sealed_sidecar(record))
     os.utime(tree / TABLE, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     (finding,) = preflight(tree)
@@ -229,14 +229,14 @@ def test_a_processed_array_that_cannot_be_set_aside_blocks_the_run(tree):
 def test_a_result_that_cannot_be_read_blocks_the_run(tree, monkeypatch):
     """An I/O error while hashing (a bad disk block, a file another user owns): the file is
     not known to be sound, so no job may read it."""
-    real = galu.workflow.preflight.sha256_file
+    real = galu.workflow.running.preflight.sha256_file
 
     def failing(path):
         if str(path).endswith(TABLE):
             raise OSError(errno.EIO, "Input/output error", str(path))
         return real(path)
 
-    monkeypatch.setattr(galu.workflow.preflight, "sha256_file", failing)
+    monkeypatch.setattr(galu.workflow.running.preflight, "sha256_file", failing)
     (finding,) = preflight(tree)
     assert finding.blocking and finding.path == TABLE
     assert finding.problem == "could not be read to check it (Input/output error)"
@@ -290,8 +290,8 @@ def test_an_integrity_log_that_cannot_be_written_is_said(tree):
 def test_a_second_set_aside_keeps_the_first(tmp_path):
     """A file rejected twice (say, damaged again after its job remade it) keeps every
     rejected copy: x.csv.rejected, then x.csv.2.rejected, ..., none overwritten."""
-    from galu.workflow.audit import is_output
-    from galu.workflow.preflight_findings import _set_aside
+    from galu.workflow.running.preflight_findings import _set_aside
+    from galu.workflow.trust.audit import is_output
 
     path = tmp_path / "x.csv"
     names = []
@@ -304,7 +304,7 @@ def test_a_second_set_aside_keeps_the_first(tmp_path):
 
 
 def test_informational_commands_are_told_apart():
-    from galu.workflow.snakemake_args import informational
+    from galu.workflow.settings.snakemake_args import informational
 
     for args in (["--list-rules"], ["-l"], ["--dag"], ["--summary"], ["--report=r.zip"],
                  ["--lint"], ["--unlock"], ["--cleanup-metadata", "x"]):  # fmt: skip

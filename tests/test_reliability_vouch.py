@@ -19,8 +19,8 @@ import pytest
 from galu.workflow.data import DataError, load_processed
 from galu.workflow.data.prepare import write_npz
 from galu.workflow.output import Run
-from galu.workflow.preflight import preflight
 from galu.workflow.provenance import sealed_sidecar, sha256_file
+from galu.workflow.running.preflight import preflight
 from galu.workflow.vouch import describes, is_product, unvouched_inputs, vouch_problem
 
 MNIST, FASHION = "data/processed/mnist.npz", "data/processed/fashion_mnist.npz"

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from galu.workflow.audit import audit_tree
 from galu.workflow.output import Run
-from galu.workflow.report_build import build_path, install_report
+from galu.workflow.pages.report_build import build_path, install_report
+from galu.workflow.trust.audit import audit_tree
 
 
 def test_report_is_renamed_into_place_with_a_sidecar_and_audited(tmp_path, monkeypatch):

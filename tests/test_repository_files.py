@@ -3,7 +3,7 @@ configuration guide and catalog settings, consistent with the package and its pa
 
 import re
 
-from galu.workflow.config import load_yaml
+from galu.workflow.settings.config import load_yaml
 
 from conftest import REPO
 

@@ -1,4 +1,5 @@
-"""Continuing a published run (galu/workflow/resume.py, galu/workflow/snakemake_metadata.py)."""
+"""Continuing a published run (galu/workflow/publishing/resume.py,
+galu/workflow/running/snakemake_metadata.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from galu.workflow.equivalence import Equivalence, Ledger
 from galu.workflow.output import Run
 from galu.workflow.provenance import sidecar_path
 from galu.workflow.publication_folders import STATE
-from galu.workflow.publish import publish
-from galu.workflow.resume import ResumeError, resume
-from galu.workflow.snakemake_metadata import metadata_record_path, read_metadata
+from galu.workflow.publishing.publish import publish
+from galu.workflow.publishing.resume import ResumeError, resume
+from galu.workflow.running.snakemake_metadata import metadata_record_path, read_metadata
 
 from conftest import run, tool
 
@@ -298,7 +299,7 @@ def test_a_resumed_run_publishes_again_without_the_file_its_publication_left_out
     """A table too large to publish is left out (and listed); a run resumed elsewhere lacks
     it by design, so the next publication neither refuses the tables made from it nor forgets
     that it was left out."""
-    import galu.workflow.publish as publishing
+    import galu.workflow.publishing.publish as publishing
 
     monkeypatch.chdir(tmp_path)
     big = "results/paper-cpu/normalization/isometry_eigenvalues.csv"
@@ -409,7 +410,7 @@ def test_a_table_with_the_same_bytes_but_another_record_is_not_taken_for_the_run
 def test_a_full_disk_names_the_destination(tmp_path, monkeypatch):
     import errno
 
-    from galu.workflow import resume as resume_module
+    from galu.workflow.publishing import resume as resume_module
 
     def full(source, dest):
         raise OSError(errno.ENOSPC, "No space left on device", str(source))

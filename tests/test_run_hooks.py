@@ -1,4 +1,4 @@
-"""The Snakefile's hooks (galu/workflow/run_hooks.py) on their own, with stand-ins for
+"""The Snakefile's hooks (galu/workflow/running/run_hooks.py) on their own, with stand-ins for
 Snakemake's ``workflow``; the whole runs are tested by the tiny runs of test_workflow and the
 reliability tests. The Snakemake internals the warm jobs rely on are pinned in
 test_snakemake_internals.py."""
@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from galu.workflow import run_hooks
-from galu.workflow.config import load_yaml
-from galu.workflow.runconfig import run_config
+from galu.workflow.running import run_hooks
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import REPO
 
@@ -43,7 +43,9 @@ def test_the_warm_execute_falls_back_to_the_original_for_jobs_it_cannot_take():
     finally:
         run_hooks.WARM.clear()
     assert calls == [("a.py", False), ("b.py", False), ("c.py", False), ("d.py", True)]
-    assert sent == [("{py_exec:q} -m galu.workflow.warm_jobs run {fname:q} {usage:q}", "e.py")]
+    assert sent == [
+        ("{py_exec:q} -m galu.workflow.running.warm_jobs run {fname:q} {usage:q}", "e.py")
+    ]
 
 
 def test_the_warm_command_survives_an_interpreter_path_with_a_space(monkeypatch, tmp_path):
@@ -65,7 +67,7 @@ def test_the_warm_command_survives_an_interpreter_path_with_a_space(monkeypatch,
     assert shlex.split(command) == [
         "/opt/my python/bin/python3",
         "-m",
-        "galu.workflow.warm_jobs",
+        "galu.workflow.running.warm_jobs",
         "run",
         str(tmp_path / "a job.py"),
         str(tmp_path / "a job.py.usage.json"),

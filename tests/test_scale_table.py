@@ -1,4 +1,4 @@
-"""README's paper-level claims beside the quick scale's (galu/workflow/scale_table.py)."""
+"""README's paper-level claims beside the quick scale's (galu/workflow/pages/scale_table.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from galu.workflow.compare import Run
-from galu.workflow.scale_table import NO_NOTE, SCALE_NOTES, beside_quick_lines, scale_notes
+from galu.workflow.pages.compare import Run
+from galu.workflow.pages.scale_table import NO_NOTE, SCALE_NOTES, beside_quick_lines, scale_notes
 
 
 def _run(scale: str, rows: list[tuple[str, float, str]]) -> Run:

@@ -14,7 +14,7 @@ from galu.plotting import plt
 from galu.scm import figures
 from galu.scm.figures import draw_committee, draw_perceptron, draw_schedules
 from galu.scm.stage import STAGE as SCM_STAGE
-from galu.workflow.runconfig import run_config
+from galu.workflow.settings.runconfig import run_config
 
 from conftest import REPO, functions_named
 

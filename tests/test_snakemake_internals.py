@@ -3,10 +3,10 @@
 No supported interface does what these are used for: the warm jobs replace
 ``PythonScript.execute_script`` and call ``ScriptBase._execute_cmd`` with the attributes
 ``ScriptBase.__init__`` sets (no plugin chooses how a script job's interpreter starts;
-galu/workflow/run_hooks.py); the DAG reader calls ``Workflow._prepare_dag`` and
+galu/workflow/running/run_hooks.py); the DAG reader calls ``Workflow._prepare_dag`` and
 ``_build_dag`` as ``--dry-run`` does and reads ``Resource._evaluator``, which
 ``Resource.__init__`` sets (nothing public hands out a DAG's jobs or the callable behind a
-resource; galu/workflow/dag.py). When an upgrade changes one, its test fails: read the new
+resource; galu/workflow/planning/dag.py). When an upgrade changes one, its test fails: read the new
 source, check the galu module named against it, then update the hash.
 """
 

@@ -11,10 +11,10 @@ import importlib
 import pytest
 
 from galu.workflow.claim_spec import PAPERS
-from galu.workflow.config import load_schema, load_yaml
-from galu.workflow.dvcstages import rule_files
-from galu.workflow.jobs import EXPERIMENT_STAGES
-from galu.workflow.runconfig import run_config
+from galu.workflow.pages.dvcstages import rule_files
+from galu.workflow.planning.jobs import EXPERIMENT_STAGES
+from galu.workflow.settings.config import load_schema, load_yaml
+from galu.workflow.settings.runconfig import run_config
 from galu.workflow.stages import stage, stages
 
 from conftest import REPO

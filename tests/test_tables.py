@@ -23,9 +23,9 @@ from galu.normalization.trainability import (
     max_trainable_depth,
     run_outcomes,
 )
-from galu.workflow.config import load_yaml
 from galu.workflow.output import Run
-from galu.workflow.runconfig import run_config
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.settings.runconfig import run_config
 from galu.workflow.stages import STAGE_NAMES, stages
 from galu.workflow.tables import (
     CONTRACTS_DIR,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import warm_commands
 
-from galu.workflow.warm_jobs import SOCKET_ENV
+from galu.workflow.running.warm_jobs import SOCKET_ENV
 
 from conftest import REPO, tool
 

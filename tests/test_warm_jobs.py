@@ -1,6 +1,7 @@
-"""The warm job server (galu/workflow/warm_jobs.py): a script run through it behaves as `python
-script` (streams, working directory, environment, argv, exit status, tracebacks), only forked from a
-process that already imported the heavy libraries; a killed client takes its job with it."""
+"""The warm job server (galu/workflow/running/warm_jobs.py): a script run through it behaves as
+`python script` (streams, working directory, environment, argv, exit status, tracebacks), only
+forked from a process that already imported the heavy libraries; a killed client takes its job with
+it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from galu.workflow.warm_jobs import PID_FILE, SOCKET_ENV, START_WAIT_S, start_server
+from galu.workflow.running.warm_jobs import PID_FILE, SOCKET_ENV, START_WAIT_S, start_server
 
 PROBE = """
 import json, os, sys
@@ -36,8 +37,9 @@ def server(tmp_path_factory):
 
 
 def _client(script: Path, cwd: Path, socket: str, usage: Path | None = None, **env):
-    """Start ``python -m galu.workflow.warm_jobs run script [usage]`` as a job's shell would."""
-    args = [sys.executable, "-m", "galu.workflow.warm_jobs", "run", str(script)]
+    """Start ``python -m galu.workflow.running.warm_jobs run script [usage]`` as a job's shell
+    would."""
+    args = [sys.executable, "-m", "galu.workflow.running.warm_jobs", "run", str(script)]
     environ = {**os.environ, SOCKET_ENV: socket, **env}
     return subprocess.Popen(
         [*args, *([str(usage)] if usage else [])],

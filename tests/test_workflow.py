@@ -18,8 +18,8 @@ import yaml
 
 from galu.checkpoints import FOLDER as CHECKPOINTS
 from galu.workflow.claims_text import caption_path, summary_line
-from galu.workflow.costfit import read_benchmarks
-from galu.workflow.dag import planned_jobs
+from galu.workflow.planning.costfit import read_benchmarks
+from galu.workflow.planning.dag import planned_jobs
 from galu.workflow.tables import CONTRACTS_DIR, contracts, table_problems
 
 from conftest import REPO, copy_of_run, run, tool
@@ -167,7 +167,7 @@ def test_inputs_rewritten_with_their_bytes_rerun_nothing(finished_run, tmp_path)
 def test_each_sidecar_records_every_input_of_its_job(finished_run):
     """What mtimes.py relies on: an output's sidecar lists every file input Snakemake gives
     its job, so no input can change unseen."""
-    from galu.workflow.dag import planned_jobs
+    from galu.workflow.planning.dag import planned_jobs
 
     jobs = planned_jobs(finished_run)
     assert len(jobs) > 50

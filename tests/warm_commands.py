@@ -3,8 +3,8 @@
 Each of the suite's ~250 `snakemake` and `galu` calls used to be a fresh Python: `snakemake`
 alone spends about 1 s of CPU importing itself and its plugins before it reads our Snakefile,
 and each run started its own warm job server (torch, pandas, SciPy, matplotlib: 1-2 s) for a
-handful of jobs. A pytest worker instead keeps one server of galu/workflow/warm_jobs.py, with
-Snakemake's command line imported too, and :func:`run` asks it to fork each command: the child
+handful of jobs. A pytest worker instead keeps one server of galu/workflow/running/warm_jobs.py,
+with Snakemake's command line imported too, and :func:`run` asks it to fork each command: the child
 runs the console script as `python <script> args` would (argv, working directory,
 environment, standard streams, exit status; galu imported from disk, never preloaded). The
 runs these commands start send their script jobs to the same server (``GALU_WARM_SOCKET``)
@@ -29,7 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from galu.workflow.warm_jobs import SOCKET_ENV, Server, job_result, start_server, submit
+from galu.workflow.running.warm_jobs import SOCKET_ENV, Server, job_result, start_server, submit
 
 ENABLE_ENV = "GALU_TEST_WARM"
 BIN = Path(sys.executable).parent

@@ -1,5 +1,5 @@
 """Cross-key checks of the generalization stage's settings (read through ``STAGE.checks`` by
-:func:`galu.workflow.consistency.consistency_problems` before any job runs)."""
+:func:`galu.workflow.settings.consistency.consistency_problems` before any job runs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Cross-key checks of the SCM stage's settings (read through ``STAGE.checks`` by
-:func:`galu.workflow.consistency.consistency_problems` before any job runs): a start (R0, Q0)
-whose shapes disagree, that no student can have, or that a simulation cannot hold."""
+:func:`galu.workflow.settings.consistency.consistency_problems` before any job runs): a start (R0,
+Q0) whose shapes disagree, that no student can have, or that a simulation cannot hold."""
 
 from __future__ import annotations
 

@@ -1,35 +1,28 @@
 """The workflow machinery around the papers' science: what runs, records and checks the
 experiments, never part of a result's numbers except through the code it calls.
 
-- configuration: :mod:`~galu.workflow.config` (schema), :mod:`~galu.workflow.consistency`,
-  :mod:`~galu.workflow.runconfig`, :mod:`~galu.workflow.scales`, :mod:`~galu.workflow.sitekeys`,
-  :mod:`~galu.workflow.profiles`;
-- the stages: :mod:`~galu.workflow.stages` (every paper's ``stage.py`` declaration),
-  :mod:`~galu.workflow.dag` (the jobs read back from Snakemake's DAG),
-  :mod:`~galu.workflow.jobs`, :mod:`~galu.workflow.plot_job`, :mod:`~galu.workflow.cifar_job`,
-  :mod:`~galu.workflow.warm_jobs`, :mod:`~galu.workflow.feedback`;
-- data: :mod:`galu.workflow.data` (registry, download, verification, mirrors, preparation);
-- provenance and trust: :mod:`~galu.workflow.provenance` (sidecars), :mod:`~galu.workflow.closure`
-  (code closures), :mod:`~galu.workflow.equivalence`,
-  :mod:`~galu.workflow.equivalence_check`, :mod:`~galu.workflow.ledger_verify` and
-  :mod:`~galu.workflow.ledger_compact`, :mod:`~galu.workflow.audit`,
-  :mod:`~galu.workflow.lineage`, :mod:`~galu.workflow.lastgood`, :mod:`~galu.workflow.preflight`
-  (with :mod:`~galu.workflow.preflight_findings` and :mod:`~galu.workflow.preflight_repair`),
-  :mod:`~galu.workflow.tables` (column contracts);
-- the verdict and the report: :mod:`~galu.workflow.claims`, :mod:`~galu.workflow.claims_text`,
-  :mod:`~galu.workflow.observations`, :mod:`~galu.workflow.precision`,
-  :mod:`~galu.workflow.landing`, :mod:`~galu.workflow.report_build`,
-  :mod:`~galu.workflow.readme_sections`, :mod:`~galu.workflow.readme_pages`,
-  :mod:`~galu.workflow.publication_readme`,
-  :mod:`~galu.workflow.rst`,
-  :mod:`~galu.workflow.dvcplots`, :mod:`~galu.workflow.dvcstages`;
-- costs and plans: :mod:`~galu.workflow.costs`, :mod:`~galu.workflow.costfit`,
-  :mod:`~galu.workflow.plan`;
-- carrying runs: :mod:`~galu.workflow.publish` (with :mod:`~galu.workflow.publication_folders`
-  and :mod:`~galu.workflow.publication_manifest`), :mod:`~galu.workflow.resume`,
-  :mod:`~galu.workflow.commits`, :mod:`~galu.workflow.snakemake_args`,
-  :mod:`~galu.workflow.snakemake_metadata`; the command line: :mod:`~galu.workflow.cli` and
-  one module per command in :mod:`galu.workflow.commands`.
+Its rooms, each opening with what it is for, in layers (a room imports only its own layer
+and those before it; ``tests/test_import_cycles.py``):
+
+1. this package's own modules and :mod:`galu.workflow.data`: what a job's code closure may
+   hold (the modules declaring ``RESULT_CODE``: how tables, figures, captions, the verdict
+   and the prepared datasets are written and read, :mod:`~galu.workflow.output`,
+   :mod:`~galu.workflow.claims`, :mod:`~galu.workflow.landing`, ...), and the records every
+   room reads: :mod:`~galu.workflow.provenance` (sidecars, sealed by
+   :mod:`~galu.workflow.sidecar_seal` and shaped by :mod:`~galu.workflow.sidecar_shape`),
+   :mod:`~galu.workflow.closure` (code closures), :mod:`~galu.workflow.equivalence` (the
+   ledger of number-neutral changes), :mod:`~galu.workflow.tables` (column contracts),
+   :mod:`~galu.workflow.vouch`, :mod:`~galu.workflow.feedback`,
+   :mod:`~galu.workflow.terminal`, :mod:`~galu.workflow.publication_folders`;
+2. :mod:`galu.workflow.settings`: the configuration and the command line;
+3. :mod:`galu.workflow.planning`: costs, the jobs read back from Snakemake's DAG, the plan;
+4. :mod:`galu.workflow.trust`: the audit, the lineage, the ledger's checks;
+5. :mod:`galu.workflow.running`: the run's hooks, the pre-flight, warm jobs;
+6. :mod:`galu.workflow.pages`: comparisons, explanations, the README's generated parts, the
+   report's build, the DVC views;
+7. :mod:`galu.workflow.publishing`: ``galu publish`` and ``galu resume``;
+8. the command line: :mod:`~galu.workflow.cli` and one module per command in
+   :mod:`galu.workflow.commands`.
 
 The science (the paper packages, :mod:`galu.ensembles`, :mod:`galu.activations`,
 :mod:`galu.seeding`, :mod:`galu.plotting`, ...) never imports this package

@@ -11,7 +11,7 @@ from galu.normalization.cifar import TensorData, prepare_data
 from galu.workflow.data.prepare import load_processed
 from galu.workflow.output import Run
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the CIFAR-10 jobs' threads and how their images are loaded and standardized"
 
 

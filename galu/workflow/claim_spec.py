@@ -11,7 +11,7 @@ from typing import Any
 
 from galu.workflow.stages import papers
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "how a claim of workflow/claims.yaml is read: what is measured, against what"
 
 COMPARISONS = ("within", "at_most", "at_least")

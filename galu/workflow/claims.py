@@ -65,7 +65,7 @@ from galu.workflow.precision import display_step, format_measured
 from galu.workflow.provenance import is_substitute
 from galu.workflow.scales import OutputRoot, judged_as, output_root
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the verdict table: which rows a claim reads, its measured value, its verdict"
 
 

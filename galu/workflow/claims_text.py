@@ -15,7 +15,7 @@ import pandas as pd
 from galu.workflow.precision import format_measured
 from galu.workflow.rst import jinja_raw, rst_escape
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the wording of the verdicts in the claims table, captions and pages"
 
 

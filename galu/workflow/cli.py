@@ -77,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand. Usage and configuration errors exit 2 with one message naming the
     problem and the fix (argparse's own errors too); a finding exits 1."""
-    from galu.workflow.config import ConfigError
     from galu.workflow.equivalence import LedgerError
+    from galu.workflow.settings.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:

@@ -2,8 +2,8 @@
 
 A run that spans several sittings, or resumes a publication, can be made of outputs from
 several commits, some from a tree with uncommitted changes. The publication
-(:mod:`galu.workflow.publish`) and the report's landing page (:mod:`galu.workflow.landing`) state
-all of them, not only the commit of the last job.
+(:mod:`galu.workflow.publishing.publish`) and the report's landing page
+(:mod:`galu.workflow.landing`) state all of them, not only the commit of the last job.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from galu.workflow.provenance import sidecar_path
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the landing page's account of the commits the tables were made on"
 
 

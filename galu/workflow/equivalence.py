@@ -1,10 +1,10 @@
 """Number-neutral code changes: code closures shown to make the same bytes as earlier ones.
 
-Every output depends on its job's code closure (:mod:`galu.workflow.closure`): the closure's hash is
-the rule's ``code`` param, so Snakemake reruns a job whose code changed, and ``galu audit``
+Every output depends on its job's code closure (:mod:`galu.workflow.closure`): the closure's
+hash is the rule's ``code`` param, so Snakemake reruns a job whose code changed, and ``galu audit``
 names its outputs as stale. A refactor that changes no number would condemn hours of
-finished work to rerun. When ``galu equivalence`` (:mod:`galu.workflow.equivalence_check`) has run
-the affected rules before and after a change and found every output byte-identical, it
+finished work to rerun. When ``galu equivalence`` (:mod:`galu.workflow.trust.equivalence_check`) has
+run the affected rules before and after a change and found every output byte-identical, it
 records that here, in :data:`LEDGER` (committed with the code): the newer closure is *the
 same as* the earlier one. From then on both share one canonical hash, the earliest of the
 chain, which is what the workflow gives Snakemake and what the audit compares; the sidecars
@@ -32,13 +32,13 @@ from galu.yaml_files import load_yaml
 
 LEDGER = "workflow/code-equivalence.yaml"
 _HEADER = """\
-# Code closures shown to make byte-identical outputs to earlier ones (galu/workflow/equivalence.py).
-# Written by `galu equivalence --base <commit>`, which runs the rules whose closure changed at
-# both commits and compares every output they make; commit it with the code it vouches for.
-# closure: the newer closure's sha256; same_as: the earlier one's; baseline / checked: the
-# commits of the earlier and the newer code; scales: the configurations run; outputs: the
-# files compared (all identical); changed: the closure's files that differ; steps (where
-# given): the recorded steps this entry stands for (`galu equivalence --compact`).
+# Code closures shown to make byte-identical outputs to earlier ones
+# (galu/workflow/equivalence.py). Written by `galu equivalence --base <commit>`, which runs
+# the rules whose closure changed at both commits and compares every output they make; commit it
+# with the code it vouches for. closure: the newer closure's sha256; same_as: the earlier one's;
+# baseline / checked: the commits of the earlier and the newer code; scales: the configurations run;
+# outputs: the files compared (all identical); changed: the closure's files that differ; steps
+# (where given): the recorded steps this entry stands for (`galu equivalence --compact`).
 """
 _FIELDS = ("script", "closure", "same_as", "baseline", "checked", "scales", "outputs", "changed")
 _OPTIONAL = ("steps",)

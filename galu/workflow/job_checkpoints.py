@@ -8,7 +8,7 @@ from pathlib import Path
 from galu.checkpoints import FOLDER, Checkpoint
 from galu.workflow.provenance import Run, sha256_file, sha256_json
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "how a job resumes from its checkpoint (the state its numbers continue from)"
 
 

@@ -38,7 +38,7 @@ from galu.workflow.rst import jinja_raw, rst_escape, strip_raw
 from galu.workflow.scales import OutputRoot, output_root
 from galu.workflow.terminal import terminal_text
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the report's landing page and claims.html"
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.

@@ -24,7 +24,7 @@ from galu.workflow.rst import jinja_raw, rst_escape
 from galu.workflow.scales import OutputRoot, output_root
 from galu.workflow.stages import sentence_modules
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the captions' paragraphs on what the data show"
 
 # figure -> (the CSVs it is drawn from, the function that describes them), every stage's.

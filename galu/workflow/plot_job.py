@@ -5,8 +5,8 @@ A plot rule (``workflow/rules/figures.smk``, one per figure a stage declares in
 (``params.module``: ``galu.<stage>.figures``), its tables (the inputs, by name), the drawing
 parameters (``params.draw``) and, in ``params.computed_by``, the functions that computed each
 table. The module's ``DRAW[figure]`` draws it; the sidecars record that function as
-``drawn_by``. The rule's code closure holds the module (``galu.workflow.closure``: the ``imports`` a
-rule names), so editing it redraws that stage's figures.
+``drawn_by``. The rule's code closure holds the module (``galu.workflow.closure``: the
+``imports`` a rule names), so editing it redraws that stage's figures.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from galu.plotting import use_style
 from galu.seeding import seeds_in
 from galu.workflow.output import Run
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = (
     "how a figure is drawn from its tables (the drawing function, the seeds shown, the style)"
 )

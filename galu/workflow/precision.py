@@ -21,7 +21,7 @@ import math
 import re
 from decimal import Decimal
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the precision at which measured values are shown"
 
 # A number standing alone: not part of an identifier such as k2m2 or a claim id.

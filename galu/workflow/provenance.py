@@ -105,7 +105,8 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
-# Where `galu publish` puts finished runs (galu/workflow/publish.py): not code (git_state).
+# Where `galu publish` puts finished runs (galu/workflow/publishing/publish.py): not code
+# (git_state).
 PUBLISHED = "published"
 
 
@@ -232,8 +233,9 @@ class Run:
         ``data_substitute``, true when any input descends from a substitute dataset
         (:func:`is_substitute`), so every result made from one says so (a script that
         knows better passes its own in ``extra``); and starts the job's heartbeat: a line
-        on stderr every minute while it runs (:func:`galu.workflow.feedback.start_heartbeat`).
-        ``params.code``, the rule's code closure, is recorded as the sidecar's ``code``.
+        on stderr every minute while it runs
+        (:func:`galu.workflow.feedback.start_heartbeat`). ``params.code``, the rule's code
+        closure, is recorded as the sidecar's ``code``.
         """
         from galu.workflow.feedback import start_heartbeat
 

@@ -8,7 +8,8 @@ a scale that cannot have one (:func:`check_scale_name`) and tells, for a path of
 checkout, which publication holds it (:func:`publication_of`). A published file's sidecar
 still describes the run's path (``results/<scale>/...``): :func:`described_path` is how the
 audit tells a published copy from a file passed off as another.
-:mod:`galu.workflow.publish` builds a publication and puts it in place with these helpers.
+:mod:`galu.workflow.publishing.publish` builds a publication and puts it in place with these
+helpers.
 
 A publication is replaced whole: the new one is built and verified in a sibling folder
 (``published/.<scale>.publishing``), the old one renamed aside (``.<scale>.replaced``), the
@@ -20,18 +21,22 @@ one; the next ``galu publish`` cleans up what an interrupted one left
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from galu.workflow.provenance import PUBLISHED
 from galu.workflow.scales import QUICK, scaled, unscaled
 
 MANIFEST = "publication.json"
-# What continuing the run elsewhere needs besides its files (galu.workflow.resume).
+# What continuing the run elsewhere needs besides its files (galu.workflow.publishing.resume).
 STATE = "run-state.json"
-# The publication's verdict page, figures linked inside it (galu.workflow.publish.view_page).
+# The publication's verdict page, figures linked inside it
+# (galu.workflow.publishing.publish.view_page).
 VIEW = "claims.html"
 
 
@@ -201,3 +206,41 @@ def _swap(staging: Path, target: Path) -> None:
     finally:
         os.close(handle)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def left_out_before(scale: str, root: str | os.PathLike[str] = ".") -> list[str]:
+    """The files (contract paths) the scale's publications in checkout ``root``, finished or
+    in progress, left out as too large: `galu resume` cannot put them back, so a resumed run
+    lacks them by design."""
+    names: set[str] = set()
+    for in_progress in (False, True):
+        manifest = Path(root) / publication_folder(scale, in_progress) / MANIFEST
+        record = json_record(manifest) if manifest.is_file() else {}
+        names.update(c for c in record.get("left_out", []) if isinstance(c, str))
+    return sorted(names)
+
+
+def previous_machine(scale: str, root: str | os.PathLike[str] = ".") -> str | None:
+    """The machine the scale's last publication (finished, else in progress) records: a
+    republished run keeps it unless told otherwise (``galu publish --machine``)."""
+    for in_progress in (False, True):
+        manifest = Path(root) / publication_folder(scale, in_progress) / MANIFEST
+        record = json_record(manifest) if manifest.is_file() else {}
+        if isinstance(record.get("machine"), str) and record["machine"]:
+            return record["machine"]
+    return None
+
+
+def json_record(side: Path) -> dict[str, Any]:
+    """A sidecar's record, {} when it is not a JSON mapping (the checks named it already)."""
+    try:
+        record = json.loads(side.read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def png_figures(files: Iterable[str]) -> list[str]:
+    """The PNG figures among a publication's files (contract paths), in their order: what its
+    pages link (the PDF beside each is for print)."""
+    return [c for c in files if c.startswith("figures/") and c.endswith(".png")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "how text is escaped into the report's reStructuredText and Jinja"
 
 RAW_OPEN = "{% raw %}"

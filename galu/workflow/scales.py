@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "which scale's tolerances a run is judged by, and where its tables are read"
 
 QUICK = "quick"

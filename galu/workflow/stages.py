@@ -4,10 +4,10 @@ Each declaration (a :class:`~galu.declarations.Stage`) says once what the workfl
 know of a stage: its paper, its figures, the tables each reads and the functions that computed
 them. The workflow reads the declarations instead of keeping copies: ``workflow/rules/
 figures.smk`` makes one plot rule per figure (all run :data:`PLOT_SCRIPT`),
-:mod:`galu.workflow.jobs` lists the stages and their plot jobs, the configuration schema's
-``stages`` enum (:func:`galu.workflow.config.load_schema`) and the claims' paper ids
-(:data:`galu.workflow.claim_spec.PAPERS`) come from here, :mod:`galu.workflow.dvcstages` the
-figures' code deps, :mod:`galu.workflow.consistency` each stage's cross-key checks and
+:mod:`galu.workflow.planning.jobs` lists the stages and their plot jobs, the configuration schema's
+``stages`` enum (:func:`galu.workflow.settings.config.load_schema`) and the claims' paper ids
+(:data:`galu.workflow.claim_spec.PAPERS`) come from here, :mod:`galu.workflow.pages.dvcstages` the
+figures' code deps, :mod:`galu.workflow.settings.consistency` each stage's cross-key checks and
 :mod:`galu.workflow.observations` the caption sentences (:func:`sentence_modules`). A
 stage's compute rules stay in ``workflow/rules/<stage>*.smk``; a figure names the tables they
 write by their contract paths (docs/design.md, Contracts), so a path no rule makes fails the
@@ -22,7 +22,7 @@ from pathlib import Path
 import galu
 from galu.declarations import Stage
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "which papers and caption-sentence modules a run has"
 
 

@@ -1,4 +1,4 @@
-"""Refit the cost model's constants (galu/workflow/costs.py) from the stored measurements.
+"""Refit the cost model's constants (galu/workflow/planning/costs.py) from the stored measurements.
 
     python workflow/costs/fit.py                       # refit workflow/costs/constants.yaml
     python workflow/costs/fit.py --add RUN_DIR --run quick --configfile config/config.yaml
@@ -6,7 +6,7 @@
 ``--add`` first replaces the rows of run ``--run`` in workflow/costs/measurements.tsv with
 the benchmark TSVs of a finished run (``RUN_DIR/logs/benchmarks``), made with the given
 config files, on machine ``--machine``. Prints every measured job's predicted / measured
-time after the fit, and each machine's fitted speed factor (:mod:`galu.workflow.costfit`).
+time after the fit, and each machine's fitted speed factor (:mod:`galu.workflow.planning.costfit`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from galu.workflow.costfit import (
+from galu.workflow.planning.costfit import (
     COLUMNS,
     GPU_MEASUREMENTS,
     MEASUREMENTS,
@@ -30,13 +30,13 @@ from galu.workflow.costfit import (
     ratios,
     worst,
 )
-from galu.workflow.costs import CONSTANTS, CostModel
+from galu.workflow.planning.costs import CONSTANTS, CostModel
 from galu.workflow.provenance import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = """\
-# Constants of the cost model (galu/workflow/costs.py), fitted by workflow/costs/fit.py from
-# workflow/costs/measurements.tsv (gpu_speedups from workflow/costs/gpu.yaml); refit, do not
+# Constants of the cost model (galu/workflow/planning/costs.py), fitted by workflow/costs/fit.py
+# from workflow/costs/measurements.tsv (gpu_speedups from workflow/costs/gpu.yaml); refit, do not
 # edit. gpu_speedup is an assumption, not a measurement: the GPU rules without a GPU
 # measurement use it.
 """

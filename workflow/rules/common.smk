@@ -1,16 +1,16 @@
 # Shared by all the rule files. The checks before any job, the path helpers every rule names
-# its files through, and the run's hooks (galu/workflow/run_hooks.py, each documented there).
+# its files through, and the run's hooks (galu/workflow/running/run_hooks.py, each documented there).
 from pathlib import Path
 
-from galu.workflow import run_hooks
+from galu.workflow.running import run_hooks
 from galu.workflow.claims_text import caption_path
-from galu.workflow.config import load_yaml
-from galu.workflow.costs import CostModel, RuleCost
-from galu.workflow.dvcstages import rule_files
-from galu.workflow.plan import Request
+from galu.workflow.settings.config import load_yaml
+from galu.workflow.planning.costs import CostModel, RuleCost
+from galu.workflow.pages.dvcstages import rule_files
+from galu.workflow.planning.plan import Request
 from galu.workflow.provenance import sidecar_path
 from galu.workflow.scales import scaled, unscaled
-from galu.workflow.sitekeys import site_device
+from galu.workflow.settings.sitekeys import site_device
 from galu.workflow.stages import stages
 
 # The configuration, the cluster profile and the data, checked once by the main process
@@ -108,7 +108,7 @@ COSTS = CostModel.load(workflow.source_path("../costs/constants.yaml"))
 
 
 def job_resources(formula=None, *, runtime_min=0, twin=None, measured=True, **more):
-    """A rule's ``resources:``, its cost said once (galu.workflow.costs.RuleCost):
+    """A rule's ``resources:``, its cost said once (galu.workflow.planning.costs.RuleCost):
     ``resources: **job_resources(scm_costs.ode)``, the formula from its stage's
     galu/<paper>/costs.py (none: the rule's fitted constants only); ``runtime_min`` the
     minutes its configuration sets (a function of the wildcards where they choose the

@@ -1,9 +1,9 @@
 # Datasets: verified raw archives (mirrors first, then the official URLs, then an
 # opted-in substitute) and converted arrays. Experiment stages request the processed arrays
 # they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
-from galu.workflow.costs import download_sizes, prepare_sizes
+from galu.workflow.planning.costs import download_sizes, prepare_sizes
 from galu.workflow.data import dataset_names
-from galu.workflow.sitekeys import data_result_settings
+from galu.workflow.settings.sitekeys import data_result_settings
 
 DATASET_NAMES = "|".join(dataset_names())
 
@@ -27,7 +27,7 @@ rule download:
     resources:
         **job_resources(download_sizes),
     # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
-    # site settings (galu/workflow/sitekeys.py) the script reads from the config, so moving a mirror
+    # site settings (galu/workflow/settings/sitekeys.py) the script reads from the config, so moving a mirror
     # reruns nothing.
     params:
         settings=data_result_settings(config["data"]),

@@ -11,9 +11,9 @@ import yaml
 from galu.workflow.feedback import normalize_zip_modes
 from galu.workflow.landing import run_summary
 from galu.workflow.observations import observation_sources
-from galu.workflow.report_build import REPORT
-from galu.workflow.report_build import build_path as report_build_path
-from galu.workflow.report_build import install_report
+from galu.workflow.pages.report_build import REPORT
+from galu.workflow.pages.report_build import build_path as report_build_path
+from galu.workflow.pages.report_build import install_report
 from galu.workflow.scales import OutputRoot
 from galu.workflow.stages import sentence_modules
 
@@ -86,17 +86,17 @@ rule readme_check:
         md=rules.claims.output.md,
         csv=rules.claims.output.csv,
         readme="README.md",
-        # the pages that hold the generated claim tables (galu/workflow/readme_pages.py)
+        # the pages that hold the generated claim tables (galu/workflow/pages/readme_pages.py)
         quick_page="docs/verdicts-quick.md",
         paper_page="docs/verdicts-paper.md",
         # the published paper-level runs the second page quotes and README counts
-        # (galu/workflow/publication_readme.py) and the notes on where they and the quick
+        # (galu/workflow/pages/publication_readme.py) and the notes on where they and the quick
         # scale disagree (scale_table.py)
         published=glob.glob("published/*/publication.json"),
         published_claims=glob.glob("published/*/results/claims.csv"),
         notes="workflow/scale-notes.yaml",
         # what the paper's own settings need on a GPU, which that section states
-        # (galu.workflow.plan.paper_gpu_text): the cost model's constants and the paper's config
+        # (galu.workflow.planning.plan.paper_gpu_text): the cost model's constants and the paper's config
         costs="workflow/costs/constants.yaml",
         paper_config="config/paper.yaml",
     output:
@@ -133,7 +133,7 @@ onsuccess:
         REPORT_CONFIG.write_text(
             yaml.safe_dump({**config, "device": DEVICE_SETTING})
         )
-        # Built aside, then renamed into place with its sidecar (galu/workflow/report_build.py).
+        # Built aside, then renamed into place with its sidecar (galu/workflow/pages/report_build.py).
         built = report_build_path()
         shell(
             f"{sys.executable} -m snakemake --nolock --quiet all --report {built} "

@@ -1,8 +1,8 @@
 """The ``galu`` command line, one module per subcommand: ``galu audit`` is
 :mod:`~galu.workflow.commands.audit`, ``galu plan`` :mod:`~galu.workflow.commands.plan`, and so
 on. :mod:`galu.workflow.cli` builds the parser from them and runs the one asked for; the work
-itself is done by the machinery module each command calls (galu/workflow/audit.py,
-galu/workflow/plan.py, ...).
+itself is done by the machinery module each command calls (galu/workflow/trust/audit.py,
+galu/workflow/planning/plan.py, ...).
 
 Each command module defines ``add_parser(sub)``, which adds its subparser (options, help) to
 the subcommands ``sub`` and returns it, and ``run(args) -> int``, the command itself (the

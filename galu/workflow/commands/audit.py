@@ -9,7 +9,11 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from galu.workflow.audit import (
+from galu.workflow.commands.common import UsageError, checked_ledger, inside, root_option
+from galu.workflow.equivalence import LEDGER
+from galu.workflow.provenance import git_state
+from galu.workflow.publication_folders import leftover_of, publication_scale
+from galu.workflow.trust.audit import (
     DEFAULT_FOLDERS,
     STALE,
     audit_tree,
@@ -23,12 +27,8 @@ from galu.workflow.audit import (
     substitutes,
     uncoded,
 )
-from galu.workflow.commands.common import UsageError, checked_ledger, inside, root_option
-from galu.workflow.equivalence import LEDGER
-from galu.workflow.ledger_verify import recomputed_problems
-from galu.workflow.lineage import explain, summary_lines
-from galu.workflow.provenance import git_state
-from galu.workflow.publication_folders import leftover_of, publication_scale
+from galu.workflow.trust.ledger_verify import recomputed_problems
+from galu.workflow.trust.lineage import explain, summary_lines
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -155,7 +155,8 @@ def _commit_notes(args: argparse.Namespace, without_code: set[str]) -> list[str]
     """Outputs their commit does not vouch for: made from a modified tree, or made on another
     commit than the checkout's without a code closure to judge them by. (An output that
     records its closure is current when its closure is, whatever commit made it:
-    ``galu.workflow.audit.code_problem``. A published run is judged by ``published_notes``.)"""
+    ``galu.workflow.trust.audit.code_problem``. A published run is judged by
+    ``published_notes``.)"""
     head = git_state().get("commit")
     notes = []
     for commit, paths in sorted(commits(args.root, args.folders).items()):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from galu.workflow.audit import ledger_of
+from galu.workflow.trust.audit import ledger_of
 
 
 class UsageError(Exception):

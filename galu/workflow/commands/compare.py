@@ -1,5 +1,5 @@
 """``galu compare A B``: two runs' claims side by side (measured value and verdict), flagging
-the verdicts that differ (galu/workflow/compare.py reads and compares the runs)."""
+the verdicts that differ (galu/workflow/pages/compare.py reads and compares the runs)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     """Exit 1 when a claim's verdict differs between the runs (or only one run has the
     claim): the difference is the finding, as for ``galu readme``; 0 when every verdict
     agrees."""
-    from galu.workflow.compare import CompareError, compare, lines, read_run
+    from galu.workflow.pages.compare import CompareError, compare, lines, read_run
 
     try:
         a, b = read_run(args.a), read_run(args.b)

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from galu.workflow.audit import code_scanner, current_closure, ledger_of
 from galu.workflow.commands.common import UsageError, checkout, root_option
 from galu.workflow.equivalence import closure_record
+from galu.workflow.trust.audit import code_scanner, current_closure, ledger_of
 
 if TYPE_CHECKING:  # the data stage is imported only by `galu data`
     from galu.workflow.data import DataSettings
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 def _site_config(root: Path) -> dict:
     """config/config.yaml with config/local.yaml merged over it, as the Snakefile does, and
     validated like the workflow's (a ConfigError names every bad key)."""
-    from galu.workflow.config import load_yaml, read_site_file, validate_files
+    from galu.workflow.settings.config import load_yaml, read_site_file, validate_files
 
     config = load_yaml(root / "config/config.yaml")
     local = root / "config/local.yaml"

@@ -1,5 +1,5 @@
 """``galu dvc``: check (or ``--update``) dvc.yaml's stage commands and deps against the
-workflow's rules and their code closures (galu/workflow/dvcstages.py)."""
+workflow's rules and their code closures (galu/workflow/pages/dvcstages.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from galu.workflow.dvcstages import (
+    from galu.workflow.pages.dvcstages import (
         command_differences,
         differences,
         quick_dag,

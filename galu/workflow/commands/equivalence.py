@@ -1,7 +1,7 @@
 """``galu equivalence --base REV``: run the rules whose code changed since REV at both commits
 and, when every output is byte-identical, record the change as number-neutral in the ledger
-(galu/workflow/equivalence_check.py). ``galu equivalence --compact``: shorten the ledger to the
-closures something still records (galu/workflow/ledger_compact.py)."""
+(galu/workflow/trust/equivalence_check.py). ``galu equivalence --compact``: shorten the ledger to
+the closures something still records (galu/workflow/trust/ledger_compact.py)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from galu.workflow.equivalence import LedgerError
-    from galu.workflow.equivalence_check import DEFAULT_SCALES, EquivalenceError, check
+    from galu.workflow.trust.equivalence_check import DEFAULT_SCALES, EquivalenceError, check
 
     root = checkout(args.root)
     if bool(args.base) == args.compact:
@@ -85,9 +85,9 @@ def compact(root: Path, keep_commits: list[str]) -> int:
     import tempfile
 
     from galu.workflow.equivalence import Ledger, LedgerError
-    from galu.workflow.equivalence_check import EquivalenceError, export, tree_closures
-    from galu.workflow.ledger_compact import compacted, recorded_closures
-    from galu.workflow.ledger_verify import commit_closures, recomputed_problems
+    from galu.workflow.trust.equivalence_check import EquivalenceError, export, tree_closures
+    from galu.workflow.trust.ledger_compact import compacted, recorded_closures
+    from galu.workflow.trust.ledger_verify import commit_closures, recomputed_problems
 
     def commit(rev: str) -> str:
         proc = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=root,

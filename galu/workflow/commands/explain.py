@@ -1,7 +1,7 @@
 """``galu explain CLAIM``: one claim's statement, the paper's number and ours, the bound, the
 verdict, its figure and a one-line summary of how those files were made; with ``--chain``
 also the rows it selects, the tolerance's justification and every file of the chain
-(galu/workflow/explain.py); without CLAIM, the run's claim ids."""
+(galu/workflow/pages/explain.py); without CLAIM, the run's claim ids."""
 
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``galu explain CLAIM``: the claim, its rows, verdict and chain (galu/workflow/explain.py);
-    without CLAIM, the run's claim ids."""
-    from galu.workflow.explain import ExplainError, explain_claim, listing
+    """``galu explain CLAIM``: the claim, its rows, verdict and chain
+    (galu/workflow/pages/explain.py); without CLAIM, the run's claim ids."""
+    from galu.workflow.pages.explain import ExplainError, explain_claim, listing
 
     root = checkout(args.root)
     inside(root, args.results, "--results")

@@ -1,5 +1,5 @@
 """``galu plan``: predict a configuration's cost per stage and rule before running it, and
-judge its jobs' memory against a machine (galu/workflow/plan.py)."""
+judge its jobs' memory against a machine (galu/workflow/planning/plan.py)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from galu.workflow.costs import CONSTANTS, CostModel
-    from galu.workflow.plan import (
+    from galu.workflow.planning.costs import CONSTANTS, CostModel
+    from galu.workflow.planning.plan import (
         format_problems,
         machine_memory_gb,
         make_plan,
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         speed_line,
         table,
     )
-    from galu.workflow.runconfig import run_config
+    from galu.workflow.settings.runconfig import run_config
 
     root = checkout(args.root)
     for name in ("cores", "gpus"):
@@ -77,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     # Checked here first, so that a bad setting is named as for any galu command.
     config = run_config(root, args.configfile, args.config)
-    from galu.workflow.consistency import overlay_problems
-    from galu.workflow.dag import planned_jobs
-    from galu.workflow.runconfig import merged_overrides
+    from galu.workflow.planning.dag import planned_jobs
+    from galu.workflow.settings.consistency import overlay_problems
+    from galu.workflow.settings.runconfig import merged_overrides
 
     for problem in overlay_problems(config):  # it would plan another run than the one named
         raise UsageError(problem)

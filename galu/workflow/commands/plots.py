@@ -1,5 +1,5 @@
 """``galu plots``: ``dvc plots show``, working offline (the Vega libraries inlined, no CDN;
-galu/workflow/dvcplots.py)."""
+galu/workflow/pages/dvcplots.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     import subprocess
 
-    from galu.workflow.dvcplots import show
+    from galu.workflow.pages.dvcplots import show
 
     root = checkout(args.root)
     try:

@@ -1,6 +1,6 @@
 """``galu publish --scale SCALE``: copy a finished run's result tables to published/<scale>/
 (or, ``--in-progress``, an unfinished run to published/in-progress/<scale>/);
-galu/workflow/publish.py does the copying."""
+galu/workflow/publishing/publish.py does the copying."""
 
 from __future__ import annotations
 
@@ -49,15 +49,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from galu.workflow.config import SCHEMA_PATH, load_yaml
+    from galu.workflow.pages.publication_readme import commits_text
     from galu.workflow.publication_folders import (
         PublishError,
         check_scale_name,
+        previous_machine,
         recover_interrupted,
     )
-    from galu.workflow.publication_manifest import counted, previous_machine, this_machine
-    from galu.workflow.publication_readme import commits_text
-    from galu.workflow.publish import publication_lock, publish
+    from galu.workflow.publishing.publication_manifest import counted, this_machine
+    from galu.workflow.publishing.publish import publication_lock, publish
+    from galu.workflow.settings.config import SCHEMA_PATH, load_yaml
 
     root = checkout(".")
     checked_ledger(root)

@@ -1,7 +1,7 @@
 """``galu readme``: compare (or ``--update``) the generated verdict sections: the pages
 docs/verdicts-quick.md (the quick run's verdict) and docs/verdicts-paper.md ("What reproduces
-at the paper level") and README.md's per-paper counts of each (:mod:`galu.workflow.readme_pages`);
-``--verdicts`` is the end of ``make reproduce``."""
+at the paper level") and README.md's per-paper counts of each
+(:mod:`galu.workflow.pages.readme_pages`); ``--verdicts`` is the end of ``make reproduce``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
 from galu.workflow.commands.common import UsageError, read_text
-from galu.workflow.readme_pages import (
+from galu.workflow.pages.readme_pages import (
     PAPER_PAGE,
     QUICK_PAGE,
     Generated,
     generated_sections,
 )
-from galu.workflow.readme_sections import describe_differences, readme_with_section
+from galu.workflow.pages.readme_sections import describe_differences, readme_with_section
 
 RUN_FIRST = "run the workflow first (snakemake --cores 2)"
 
@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """The generated sections: the quick verdict (from ``--claims``) and "What reproduces at
     the paper level" (from ``published/``) on their pages, and README's counts of each."""
-    from galu.workflow.compare import CompareError
+    from galu.workflow.pages.compare import CompareError
 
     readme, claims = Path(args.readme), Path(args.claims)
     read_text(readme, "the README", "run galu from the repository root or pass --readme")
@@ -82,7 +82,7 @@ def _readme_verdicts(sections: list[Generated]) -> int:
     NOTEs; README's counts, which follow the verdicts, a NOTE when only they differ), then
     this run's verdict summary as the last lines."""
     from galu.workflow.landing import run_summary
-    from galu.workflow.readme_sections import compare_section, describe_comparison
+    from galu.workflow.pages.readme_sections import compare_section, describe_comparison
 
     status, lines, counts = 0, [], []
     for section in sections:

@@ -1,11 +1,10 @@
 """``galu resume --scale SCALE``: put a published run back into results/<scale>/ to continue
-it (galu/workflow/resume.py), and say what Snakemake will rerun."""
+it (galu/workflow/publishing/resume.py), and say what Snakemake will rerun."""
 
 from __future__ import annotations
 
 import argparse
 
-from galu.workflow.audit import published_problems, stale_published_text
 from galu.workflow.commands.common import (
     UsageError,
     checked_ledger,
@@ -15,6 +14,7 @@ from galu.workflow.commands.common import (
 )
 from galu.workflow.equivalence import LEDGER
 from galu.workflow.publication_folders import publication_folder
+from galu.workflow.trust.audit import published_problems, stale_published_text
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from galu.workflow.resume import ResumeError, resume
+    from galu.workflow.publishing.resume import ResumeError, resume
 
     checked_ledger(checkout(args.root))  # before a file is copied
     try:

@@ -1,6 +1,7 @@
 """``galu run``: Snakemake with its command line checked first (``--config KEY=VALUE``
-entries, ``--configfile`` files; galu/workflow/snakemake_args.py). ``galu.workflow.cli.main``
-hands it everything after ``run`` untouched: its parser is listed for ``--help`` only."""
+entries, ``--configfile`` files; galu/workflow/settings/snakemake_args.py).
+``galu.workflow.cli.main`` hands it everything after ``run`` untouched: its parser is listed for
+``--help`` only."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(snakemake_args: list[str]) -> int:
     """Snakemake with ``snakemake_args`` (the command line after ``run``, as given: not an
     argparse namespace, unlike the other commands' ``run``)."""
-    from galu.workflow.snakemake_args import run as run_snakemake
+    from galu.workflow.settings.snakemake_args import run as run_snakemake
 
     run_snakemake(snakemake_args)  # replaces this process with Snakemake; returns only by raising
     return 0

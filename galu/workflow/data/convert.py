@@ -22,7 +22,7 @@ import numpy as np
 from galu.workflow.data.errors import FormatError, UnsafeArchiveError
 from galu.workflow.data.registry import Dataset
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the conversion of raw archives (IDX, CIFAR binary) into arrays"
 
 IDX_LABELS_MAGIC = 0x00000801

@@ -31,7 +31,7 @@ from galu.atomic import atomic_path
 from galu.workflow.provenance import Run
 from galu.workflow.vouch import vouch_problem
 
-# In the code closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
+# In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "how a processed array is made from the raw archives, written and read back"
 
 ARRAY_NAMES = ("x_train", "y_train", "x_test", "y_test")
