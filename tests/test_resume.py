@@ -284,8 +284,15 @@ def test_the_checkpoints_of_cut_off_jobs_go_with_a_run_kept_in_progress(
     Checkpoint(CHECKPOINT, "key").save({"done": 8192})  # this checkout's own, newer state
     assert resume("paper-cpu", in_progress=True).checkpoints == 0
     assert Checkpoint(CHECKPOINT, "key").load() == {"done": 8192}
-    # a finished run has none (each job clears its own): its run state says nothing of them
+    # one too large for git (a width-1024 network) stays in the checkout that made it
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("galu.workflow.publishing.publication_manifest.CHECKPOINT_MAX_BYTES", 10)
+    publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
+    state = json.loads(Path("published/in-progress/paper-cpu", STATE).read_text())
+    assert "checkpoints" not in state and state["checkpoints_left_out"] == [CHECKPOINT]
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    # a finished run has none (each job clears its own): its run state says nothing of them
     Path(CHECKPOINT).unlink()
     publish("paper-cpu", configfiles=[], machine="m", in_progress=True)
     assert "checkpoints" not in json.loads(

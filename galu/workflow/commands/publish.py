@@ -56,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
         previous_machine,
         recover_interrupted,
     )
-    from galu.workflow.publishing.publication_manifest import counted, this_machine
+    from galu.workflow.publishing.publication_manifest import (
+        CHECKPOINT_MAX_BYTES,
+        counted,
+        kept_checkpoints,
+        this_machine,
+    )
     from galu.workflow.publishing.publish import publication_lock, publish
     from galu.workflow.settings.config import SCHEMA_PATH, load_yaml
 
@@ -95,6 +100,12 @@ def run(args: argparse.Namespace) -> int:
             )
     except PublishError as error:
         raise UsageError(str(error)) from None
+    if args.in_progress and (too_large := kept_checkpoints(args.scale)[1]):
+        print(
+            f"NOTE {len(too_large)} checkpoint(s) over {CHECKPOINT_MAX_BYTES:,} bytes stay in"
+            f" this checkout, not in the publication ({', '.join(too_large)}): continue the"
+            " run here to go on from them; a copy resumed elsewhere starts those jobs afresh"
+        )
     print(
         f"published {counted(manifest['files'])} of the {args.scale} run"
         f" ({commits_text(manifest).replace('`', '')}, wall time"

@@ -153,20 +153,30 @@ def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
     targets = [p for path in paths for p in (path, f"{path}{SIDECAR_SUFFIX}")]
     benchmarks = Path(scaled("logs/benchmarks", scale))
     tables = sorted(benchmarks.rglob("*.tsv")) if benchmarks.is_dir() else []
-    kept = kept_checkpoints(scale)
+    kept, too_large = kept_checkpoints(scale)
     return {
         "snakemake_metadata": read_metadata(targets),
         "benchmarks": {p.as_posix(): p.read_text() for p in tables},
         **({"checkpoints": kept} if kept else {}),
+        **({"checkpoints_left_out": too_large} if too_large else {}),
     }
 
 
-def kept_checkpoints(scale: str) -> dict[str, str]:
+# A checkpoint carried in a publication (base64 in its run state, committed to git) is at
+# most this large; a larger one (a width-1024 network with its optimizer: hundreds of MB)
+# stays in the checkout that made it, and a resumed copy elsewhere starts that job afresh.
+CHECKPOINT_MAX_BYTES = 5_000_000
+
+
+def kept_checkpoints(scale: str) -> tuple[dict[str, str], list[str]]:
     """The saved states of the run's unfinished long jobs (:mod:`galu.checkpoints`), base64
-    by path: a run kept between sittings goes on from them on the next machine."""
+    by path, so that a run kept between sittings goes on from them on the next machine; and
+    the paths of those over :data:`CHECKPOINT_MAX_BYTES`, left out."""
     base = CHECKPOINTS / scaled("results", scale)
     files = sorted(base.rglob("*.pt")) if base.is_dir() else []
-    return {p.as_posix(): base64.b64encode(p.read_bytes()).decode("ascii") for p in files}
+    small = [p for p in files if p.stat().st_size <= CHECKPOINT_MAX_BYTES]
+    kept = {p.as_posix(): base64.b64encode(p.read_bytes()).decode("ascii") for p in small}
+    return kept, [p.as_posix() for p in files if p not in small]
 
 
 def is_figure(path: str) -> bool:
