@@ -67,8 +67,9 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
 
-# After every rule is defined: each script rule's code closure becomes its `code` param.
-track_code(workflow.rules)
+# Once all the rules are defined: the pre-flight of the files the rules make, and each
+# script rule's code closure as its `code` param.
+after_rules(workflow.rules)
 
 
 rule all:

@@ -56,7 +56,7 @@ def test_a_truncated_result_is_set_aside_with_its_sidecar_and_a_dry_run_only_say
     assert "a real run moves it to results/s/table.csv.rejected" in finding.action
     assert rejected(tree) == [] and (tree / TABLE).read_text() == "x\n1\n"
     (finding,) = preflight(tree)
-    assert "this run remakes it" in finding.action
+    assert "its job remakes it in this run, or in the next one that needs it" in finding.action
     assert rejected(tree) == [f"{TABLE}.meta.json.rejected", f"{TABLE}.rejected"]
     assert not (tree / TABLE).exists()
     # The figure drawn from it is not judged on a table that is gone: its job reruns anyway.
@@ -254,7 +254,7 @@ def test_a_sidecar_that_cannot_be_set_aside_does_not_block_once_its_output_is(tr
     assert not finding.blocking and not (tree / TABLE).exists()  # nothing can read it now
     assert finding.action == (
         f"moved it to {TABLE}.rejected (its sidecar could not be moved: the set-aside name is"
-        " taken by a folder); this run remakes it"
+        " taken by a folder); its job remakes it in this run, or in the next one that needs it"
     )
 
 
@@ -326,3 +326,22 @@ def test_an_informational_command_moves_nothing(repo_copy):
     out = run([tool("snakemake"), "--list-rules"], repo_copy)
     assert "normalization_coefficients" in out.stdout
     assert table.is_file() and not list(repo_copy.rglob("*.rejected"))
+
+
+def test_a_file_no_rule_makes_is_left_alone(tree):
+    """A note of the user's under results/ has no sidecar like a killed job's output has
+    none, but no rule makes it: the pre-flight leaves it (and a damaged output, which a rule
+    does make, is still set aside)."""
+    note = tree / "results/s/notes.txt"
+    note.write_text("my notes\n")
+    damage(tree)
+    made = lambda path: path.startswith("results/s/table")  # noqa: E731
+    (finding,) = preflight(tree, made=made)
+    assert finding.path == TABLE
+    assert note.read_text() == "my notes\n" and rejected(tree) == [
+        f"{TABLE}.meta.json.rejected",
+        f"{TABLE}.rejected",
+    ]
+    # without the rules to ask, every file is judged (the functions' own default)
+    (tree / TABLE).write_text("x\n")
+    assert {f.path for f in preflight(tree, dry_run=True)} >= {"results/s/notes.txt"}

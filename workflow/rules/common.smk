@@ -133,10 +133,13 @@ onerror:
     run_hooks.put_back_last_good(workflow)
 
 
-# Each script rule's code closure becomes its `code` param (the Snakefile calls track_code
-# once every rule is defined).
+# Each script rule's code closure becomes its `code` param (the Snakefile calls after_rules
+# once all the rules are defined).
 CODE, CODE_LEDGER = run_hooks.code_tracking(workflow.basedir)
 
 
-def track_code(rules):
+def after_rules(rules):
+    """Once all the rules are defined, the files are checked against the rules that make
+    them, and each script rule's code closure is made its `code` param."""
+    run_hooks.check_files(workflow)
     run_hooks.track_code(rules, CODE, CODE_LEDGER)

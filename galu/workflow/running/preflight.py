@@ -267,9 +267,18 @@ def _stale_input(
     return None
 
 
-def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[DataFinding]:
+# What happens to a result set aside: its job runs again in a run that needs it (a run given
+# other targets leaves it for the next one).
+REMAKES = "its job remakes it in this run, or in the next one that needs it"
+
+
+def _check_results(
+    root: Path, dry_run: bool, checked: _Checked, made: Callable[[str], bool] | None = None
+) -> Iterator[DataFinding]:
     """Every intermediate result against its sidecar, as the audit checks it; a failure is
-    set aside (with its sidecar) so that its job remakes it before anything reads it."""
+    set aside (with its sidecar) so that its job remakes it before anything reads it. Only a
+    file some rule makes (``made``; None: every file) is judged: a note of the user's in
+    ``results/`` is left alone."""
     current: dict[str, str] = {}
     sound: dict[Path, dict[str, Any]] = {}
     failed: list[tuple[Path, str]] = []
@@ -291,8 +300,10 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
     failed += [(p, why) for p, r in sound.items() if (why := _stale_input(root, p, r, current))]
     for path, problem in failed:
         rel = path.relative_to(root).as_posix()
+        if made is not None and not made(rel):
+            continue  # no rule makes it: not the workflow's to set aside
         if dry_run:
-            action = _dry_action(root, path, "remakes it")
+            action = _dry_action(root, path, "its job remakes it")
             yield DataFinding(rel, problem, action)
             continue
         try:
@@ -302,7 +313,7 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
         except OSError as error:
             yield _stuck(root, path, problem, error)
             continue
-        action = f"moved it and its sidecar to {moved}; this run remakes it"
+        action = f"moved it and its sidecar to {moved}; {REMAKES}"
         side = sidecar_path(path)
         try:
             if side.exists():
@@ -310,7 +321,7 @@ def _check_results(root: Path, dry_run: bool, checked: _Checked) -> Iterator[Dat
         except OSError as error:  # the output is out of the way: its job remakes both
             action = (
                 f"moved it to {moved} (its sidecar could not be moved:"
-                f" {error.strerror or error}); this run remakes it"
+                f" {error.strerror or error}); {REMAKES}"
             )
         yield DataFinding(rel, problem, action)
 
@@ -334,11 +345,14 @@ def _check_temporaries(root: Path, dry_run: bool) -> Iterator[DataFinding]:
                 yield DataFinding(rel, "left by a job killed while writing", action)
 
 
-def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding]:
+def preflight(
+    root: str | Path = ".", dry_run: bool = False, made: Callable[[str], bool] | None = None
+) -> list[DataFinding]:
     """Find (and unless ``dry_run`` set aside) raw archives, processed arrays and results
-    that fail, and delete the temporary files of killed jobs. A finding that is ``blocking``
-    names a file that fails (or could not be checked) and is still in place: the caller
-    must start no job (:func:`blocked`).
+    that fail, and delete the temporary files of killed jobs. ``made``: whether some rule
+    makes a result (a path relative to ``root``); a result no rule makes is left alone. A
+    finding that is ``blocking`` names a file that fails (or could not be checked) and is
+    still in place: the caller must start no job (:func:`blocked`).
 
     Nothing is touched while a Snakemake lock is held in ``root``: another run may be
     writing these files right now (its own pre-flight has checked them).
@@ -353,7 +367,7 @@ def preflight(root: str | Path = ".", dry_run: bool = False) -> list[DataFinding
             _check_temporaries(root, dry_run),
             _check_raw(root, dry_run, checked),
             _check_processed(root, dry_run, checked),
-            _check_results(root, dry_run, checked),
+            _check_results(root, dry_run, checked, made),
         ):
             findings.extend(check)
     except OSError as error:  # a folder it could not list: what is in it went unchecked

@@ -38,15 +38,11 @@ def stop(line: str) -> NoReturn:
 
 def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
     """In the main process only: the configuration against its schema and its cross-key
-    checks, the cluster profile's placeholders, then the data pre-flight (raw archives and
-    processed arrays whose bytes fail their checks are set aside so their jobs rerun; a dry
-    run, or an informational command such as ``--list-rules``, only reports them)."""
-    from galu.workflow.running.preflight import preflight
-    from galu.workflow.running.preflight_findings import announce, blocked
+    checks, the cluster profile's placeholders, and the clock (the files are checked once
+    every rule is defined: :func:`check_files`)."""
     from galu.workflow.settings.config import ConfigError, validate_files
     from galu.workflow.settings.consistency import check_consistency
     from galu.workflow.settings.profiles import check_placeholders
-    from galu.workflow.settings.snakemake_args import informational
 
     if not workflow.is_main_process:
         return
@@ -64,8 +60,26 @@ def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
     # Before anything is set aside: a clock skew would make every later judgement wrong.
     if future := from_the_future(Path(".")):
         stop(future)
+
+
+def check_files(workflow: Any) -> None:
+    """In the main process only, once every rule is defined: the pre-flight (raw archives,
+    processed arrays and results whose bytes fail their checks are set aside so their jobs
+    rerun; only files some rule makes; a dry run, or an informational command such as
+    ``--list-rules``, only reports them), then the outputs whose inputs kept their bytes."""
+    from galu.workflow.running.preflight import preflight
+    from galu.workflow.running.preflight_findings import announce, blocked
+    from galu.workflow.settings.snakemake_args import informational
+
+    if not workflow.is_main_process:
+        return
+    rules = list(workflow.rules)
+
+    def made(path: str) -> bool:
+        return any(rule.is_producer(path) for rule in rules)
+
     dry_run = workflow.output_settings.dryrun or informational(sys.argv)
-    findings = preflight(Path("."), dry_run=dry_run)
+    findings = preflight(Path("."), dry_run=dry_run, made=made)
     announce(findings, lambda line: print(line, file=sys.stderr), Path("."), record=not dry_run)
     # A failing file the pre-flight could not set aside must not be read by any job.
     if not dry_run and (why := blocked(findings)):
