@@ -454,3 +454,19 @@ def test_compact_and_base_requests_are_checked(toy, capsys, args, message):
 
     assert main(["equivalence", *args, "--root", str(toy)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_ledger_with_a_check_follows_only_the_entries_that_pass_it():
+    """The workflow's ledger checks each entry before a chain first goes through it (its
+    closures recomputed from its commits), once per entry; one that fails ends the chain."""
+    asked = []
+
+    def verify(entry):
+        asked.append(entry.closure)
+        return "recomputed, not these closures" if entry.closure == "c2" else None
+
+    ledger = Ledger([step("c3", "c2"), step("c2", "c1"), step("d2", "d1")], verify=verify)
+    assert ledger.canonical("c3") == "c2"  # c3 -> c2 holds; c2 -> c1 does not
+    assert ledger.untrusted == {"c2": "recomputed, not these closures"}
+    assert ledger.canonical("c2") == "c2" and ledger.canonical("d2") == "d1"
+    assert sorted(asked) == ["c2", "c3", "d2"]  # each once, as a chain first needed it

@@ -174,3 +174,63 @@ def test_a_run_with_an_output_from_the_future_stops_before_any_job(tmp_path):
     assert "(results/scm/stability.csv)" in done.stderr
     assert not (root / "logs").exists()  # no job started
     assert table.is_file()  # and nothing set aside before the clock is right
+
+
+def test_a_forged_ledger_entry_is_not_believed_by_the_workflow(capsys):
+    """An entry naming the commits of this checkout, but closures those commits' trees do not
+    have (written by hand), vouches for nothing: the rule keeps its own closure's hash (its
+    jobs rerun) and the run says why."""
+    import subprocess
+
+    from galu.workflow.equivalence import Equivalence, Ledger
+    from galu.workflow.trust.ledger_verify import verifier
+
+    scanner, _ = run_hooks.code_tracking(str(REPO))
+    script = "scripts/normalization_correlations.py"
+    own = scanner.closure(REPO / script, []).sha256
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    forged = Equivalence(script, own, "f" * 64, head, head, ("tiny",), 1, ())
+    ledger = Ledger([forged])
+    ledger.verify = verifier(REPO)
+    rule = _Rule("../../" + script)
+    run_hooks.track_code([rule], scanner, ledger)
+    assert rule.code["sha256"] == own != "f" * 64
+    assert "entry not trusted, its jobs are not vouched for: " + script in capsys.readouterr().err
+    # without the check, the same entry would have been believed
+    believed = _Rule("../../" + script)
+    run_hooks.track_code([believed], scanner, Ledger([forged]))
+    assert believed.code["sha256"] == "f" * 64
+
+
+def test_a_job_records_the_ledger_only_where_the_workflow_vouched_for_it(tmp_path, monkeypatch):
+    """A job records its closure's canonical hash from the ledger only when the workflow
+    planned it with that hash; planned with its own (the workflow did not believe the entry),
+    it records none, whatever the unchecked ledger says."""
+    import json
+    import shutil
+    import subprocess
+
+    from galu.workflow.provenance import _job_code
+
+    for rel in ("galu", "scripts", "workflow/code-equivalence.yaml"):
+        copy = shutil.copytree if (REPO / rel).is_dir() else shutil.copy2
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        copy(REPO / rel, tmp_path / rel)
+    monkeypatch.chdir(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()  # fmt: skip
+    scanner, _ = run_hooks.code_tracking(str(tmp_path))
+    script = "scripts/normalization_correlations.py"
+    own = scanner.closure(tmp_path / script, []).sha256
+    entry = {"script": script, "closure": own, "same_as": "e" * 64, "baseline": commit,
+             "checked": commit, "scales": ["tiny"], "outputs": 1, "changed": []}  # fmt: skip
+    (tmp_path / "workflow/code-equivalence.yaml").write_text(json.dumps({"equivalences": [entry]}))
+    record = _job_code({"script": script, "sha256": own})
+    assert record["sha256"] == own and "canonical" not in record
+    # planned with the entry's hash (a workflow that believed it), the record says so
+    assert _job_code({"script": script, "sha256": "e" * 64})["canonical"] == "e" * 64

@@ -127,15 +127,26 @@ def _entry(raw: Any, where: str) -> Equivalence:
 class Ledger:
     """The recorded equivalences, keyed by the newer closure's hash."""
 
-    def __init__(self, entries: Iterable[Equivalence] = ()):
+    def __init__(
+        self,
+        entries: Iterable[Equivalence] = (),
+        verify: Callable[[Equivalence], str | None] | None = None,
+    ):
         self.entries: dict[str, Equivalence] = {}
         # closure -> why its entry is not trusted (kept in the file, left out of every chain)
         self.untrusted: dict[str, str] = {}
+        # an entry's check before a chain first goes through it (None: why it fails); the
+        # workflow's recomputes its closures (galu.workflow.trust.ledger_verify.verifier)
+        self.verify = verify
+        self._verified: set[str] = set()
         self.add(entries)
 
     @classmethod
-    def load(cls, root: str | Path = ".") -> Ledger:
-        """The ledger of the checkout at ``root`` (empty when there is none)."""
+    def load(
+        cls, root: str | Path = ".", verify: Callable[[Equivalence], str | None] | None = None
+    ) -> Ledger:
+        """The ledger of the checkout at ``root`` (empty when there is none); ``verify``:
+        an entry's check before any chain trusts it (see :meth:`chain`)."""
         path = Path(root) / LEDGER
         if not path.is_file():
             return cls()
@@ -151,13 +162,14 @@ class Ledger:
             raise LedgerError(f"{LEDGER} must hold a list under `equivalences:`; {_FIX}")
         ledger = cls(_entry(item, f"{LEDGER}, entry {i + 1}") for i, item in enumerate(items))
         ledger.untrusted = unverified(Path(root), ledger.entries.values())
+        ledger.verify = verify
         return ledger
 
     def chain(self, sha: str) -> list[Equivalence]:
         """The recorded steps from closure ``sha`` back to its canonical (earliest) one."""
         steps: list[Equivalence] = []
         seen = {sha}
-        while sha in self.entries and sha not in self.untrusted:
+        while sha in self.entries and self._trusted(sha):
             step = self.entries[sha]
             steps.append(step)
             sha = step.same_as
@@ -165,6 +177,18 @@ class Ledger:
                 raise LedgerError(f"{LEDGER} has a cycle through closure {sha[:12]}; {_FIX}")
             seen.add(sha)
         return steps
+
+    def _trusted(self, sha: str) -> bool:
+        """Whether the entry of closure ``sha`` may be followed: not untrusted, and checked by
+        :attr:`verify` (once) where there is one."""
+        if sha in self.untrusted:
+            return False
+        if self.verify is not None and sha not in self._verified:
+            self._verified.add(sha)
+            if (why := self.verify(self.entries[sha])) is not None:
+                self.untrusted[sha] = why
+                return False
+        return True
 
     def canonical(self, sha: str) -> str:
         """The earliest closure ``sha`` is recorded to be equivalent to (itself if none)."""

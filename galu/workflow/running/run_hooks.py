@@ -299,13 +299,17 @@ def code_tracking(basedir: str) -> tuple[Any, Any]:
     """The closure scanner (parses cached by content in .snakemake/galu/code-cache.json) and
     the equivalence ledger (a closure recorded as number-neutral to an earlier one keeps the
     earlier hash, so its outputs are not rerun); an entry whose commits are not in this
-    checkout's history vouches for nothing: said once, with why."""
+    checkout's history vouches for nothing: said once, with why. The entries a rule's chain
+    goes through are checked first: their closures recomputed from their commits
+    (:func:`galu.workflow.trust.ledger_verify.verifier`, cached per commit), so an entry
+    written by hand is not believed."""
     from galu.workflow.closure import CodeScanner
     from galu.workflow.equivalence import LEDGER, Ledger, LedgerError
     from galu.workflow.trust.audit import CODE_CACHE
+    from galu.workflow.trust.ledger_verify import verifier
 
     try:
-        ledger = Ledger.load(basedir)
+        ledger = Ledger.load(basedir, verify=verifier(Path(basedir)))
     except LedgerError as error:
         stop(str(error))
     for why in list(ledger.untrusted.values())[:3]:
@@ -320,6 +324,7 @@ def track_code(rules: Iterable[Any], scanner: Any, ledger: Any) -> None:
     code changed, locally and on a cluster alike. A rule's ``module`` param (the plot rules':
     the figures module its script imports by name), or its ``modules`` (the claims rule's),
     is part of its closure."""
+    untrusted = set(ledger.untrusted)
     for each in rules:
         if each.script is None or "code" in each.params.keys():
             continue
@@ -333,3 +338,7 @@ def track_code(rules: Iterable[Any], scanner: Any, ledger: Any) -> None:
             code["imports"] = imports
         each.set_params(code=code)
     scanner.save_cache()
+    from galu.workflow.equivalence import LEDGER
+
+    for why in [w for sha, w in ledger.untrusted.items() if sha not in untrusted][:3]:
+        _say(f"{LEDGER} entry not trusted, its jobs are not vouched for: {why}")

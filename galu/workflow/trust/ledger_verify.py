@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from galu.atomic import atomic_write_bytes
@@ -73,3 +73,10 @@ def recomputed_problems(root: Path, entries: Iterable[Equivalence]) -> dict[str,
         if wrong:
             problems[entry.closure] = f"{entry.script}: recomputed, its {'; '.join(wrong)}"
     return problems
+
+
+def verifier(root: Path) -> Callable[[Equivalence], str | None]:
+    """An entry's check for :class:`galu.workflow.equivalence.Ledger` (``verify``): its
+    closures recomputed from its commits (:func:`recomputed_problems`), why it fails or None.
+    Each commit's closures are computed once per machine (the cache above)."""
+    return lambda entry: recomputed_problems(root, [entry]).get(entry.closure)
