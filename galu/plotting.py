@@ -28,21 +28,29 @@ def scaled_title(fig: Any, title: str, scale: str) -> None:
 
 
 # One colour per activation, the same in every figure whatever the figure's own order of
-# activations (Okabe-Ito palette first, then Tol's muted colours).
+# activations: the Okabe-Ito four the claims read most (ReLU, tilted ReLU, |x|, tanh) and
+# black for ReLU + batch norm, the control (it was orange beside the tilted ReLU's
+# vermillion), then colours chosen so that any two activations one figure shows together
+# (the 12 of the trainability runs, the 9 of the coefficients and isometry) lie at least 30
+# apart in CIELAB, the five above at least 50 (tests/test_figures_style.py).
 ACTIVATION_COLOURS: dict[str, str] = {
     "relu": "#0072B2",
     "tilted_relu": "#D55E00",
     "abs": "#009E73",
     "tanh": "#CC79A7",
-    "relu_bn": "#E69F00",
-    "sigmoid": "#56B4E9",
-    "softplus": "#882255",
-    "elu": "#000000",
-    "selu": "#999933",
-    "gelu": "#332288",
-    "silu": "#44AA99",
+    "relu_bn": "#000000",
+    "normalized_tanh": "#BBBBBB",
+    "elu": "#FF00FF",
+    "normalized_elu": "#33BBEE",
+    "selu": "#332288",
+    "normalized_selu": "#661100",
+    "gelu": "#808000",
+    "normalized_gelu": "#F2B701",
+    "sigmoid": "#888888",
+    "softplus": "#800000",
+    "silu": "#EE3377",
 }
-_SPARE_COLOURS = ("#AA4499", "#117733", "#888888", "#661100", "#6699CC", "#DDCC77")
+_SPARE_COLOURS = ("#AA4499", "#117733", "#6699CC", "#DDCC77", "#44AA99", "#994455")
 
 
 def distinct_colours(count: int) -> list[str]:
@@ -62,6 +70,14 @@ def activation_colour(name: str) -> str:
     if name in ACTIVATION_COLOURS:
         return ACTIVATION_COLOURS[name]
     return _SPARE_COLOURS[zlib.crc32(name.encode()) % len(_SPARE_COLOURS)]
+
+
+def panel_note(ax: Any, text: str, *, x: float = 0.5, y: float = 0.5, **kwargs: Any) -> Any:
+    """Words written in a panel (axes coordinates, centred by default, on a white box): what
+    a reader would otherwise have to guess, such as why a panel holds no curve."""
+    options = {"ha": "center", "va": "center", "fontsize": 9, "wrap": True,
+               "bbox": {"boxstyle": "round", "fc": "white", "ec": "0.6", "alpha": 0.9}}  # fmt: skip
+    return ax.text(x, y, text, transform=ax.transAxes, **{**options, **kwargs})
 
 
 def mark_zero_bars(ax: Any, x: Sequence[float], heights: Sequence[float], colors: Any) -> int:

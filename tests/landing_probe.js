@@ -3,16 +3,21 @@
 // distinct report link in turn and records what the report shows. The result goes into the
 // body's data-probe attribute, which `chromium --dump-dom` prints.
 setTimeout(function () {
-  var heads = Array.from(document.querySelectorAll("table th")).slice(0, 9);
-  var table = heads.length ? heads[0].closest("table") : null;
+  var table = document.querySelector("table.verdicts");
   var out = {width: window.innerWidth, height: window.innerHeight, found: !!table};
   if (!table) { document.body.setAttribute("data-probe", JSON.stringify(out)); return; }
+  var heads = Array.from(table.querySelectorAll("th"));
   var row = table.querySelector("tbody tr").getBoundingClientRect();
   out.table_right = table.getBoundingClientRect().right;
-  out.headers = heads.map(function (th) {
-    var r = th.getBoundingClientRect();
-    return {text: th.textContent.trim(), right: r.right, width: r.width};
-  });
+  // Visible headers (a narrow screen hides them: each row is a card with its labels).
+  out.headers = heads.filter(function (th) { return th.offsetParent !== null; }).map(
+    function (th) { var r = th.getBoundingClientRect();
+                    return {text: th.textContent.trim(), right: r.right, width: r.width}; });
+  out.row_heights = Array.from(table.querySelectorAll("tbody tr")).map(
+    function (tr) { return tr.getBoundingClientRect().height; });
+  // Widest thing on the page: a reader must never scroll sideways.
+  out.scroll_width = document.documentElement.scrollWidth;
+  out.first_cell_display = getComputedStyle(table.querySelector("tbody td")).display;
   out.first_row_top = row.top;
   // Pictures wider and taller than an icon drawn above the first row (the rule graph was).
   out.graphics_above = Array.from(document.querySelectorAll("img, svg, canvas")).filter(

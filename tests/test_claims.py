@@ -9,7 +9,7 @@ import pytest
 from docutils.core import publish_parts
 
 from galu.workflow.claim_spec import parse_claims
-from galu.workflow.claims import evaluate, source_stage
+from galu.workflow.claims import evaluate, lacking, source_stage
 from galu.workflow.claims_text import caption_path, caption_verdicts, markdown_table
 from galu.workflow.pages.readme_sections import README_END, README_START, readme_with_section
 from galu.workflow.settings.config import load_yaml
@@ -336,8 +336,12 @@ def test_zero_error_claim_judges_every_search_not_their_mean(tmp_path):
 def test_a_claim_on_a_model_this_run_did_not_train_is_not_run_not_a_crash(tree):
     # The pivot has columns a and b only: an expression on a model "c" cannot be measured.
     row = run_one(tree, pivot={"index": "x", "columns": "m", "values": "y"}, expression="c - a")
-    assert row.verdict == "not_run" and "lacks what the claim reads" in row.reason
+    assert row.verdict == "not_run" and row.reason == (
+        "results/t.csv of this configuration lacks what the claim reads (it has no column or"
+        " value 'c')"
+    )  # in words, not Python's "name 'c' is not defined"
     assert run_one(tree, expression="no_such_column").verdict == "not_run"
+    assert lacking(KeyError("width")) == "it has no column 'width'"
 
 
 def test_a_claim_of_a_stage_the_run_left_out_is_not_run_though_its_table_exists(tree):
@@ -419,7 +423,7 @@ def test_a_claim_a_reduction_touches_is_indicative_with_its_value_and_the_reduct
     assert row.verdict == "not_run"
     assert (
         row.reason
-        == "this run does not make what the claim reads (name 'absent' is not defined): no z"
+        == "this run does not make what the claim reads (it has no column or value 'absent'): no z"
     )
 
 

@@ -124,9 +124,17 @@ def test_a_key_the_schema_keeps_for_every_scale_is_set_by_no_overlay():
 
 def test_every_key_is_commented_in_the_quick_config():
     # Every line that sets a value (not a section header) has a comment line right above it.
+    # A folded text's lines (after `key: >-`, indented deeper) are its value, not keys.
     lines = (REPO / "config/config.yaml").read_text().splitlines()
+    folded_at = None  # the indentation of the key whose folded text is being read
     for i, line in enumerate(lines):
         stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if folded_at is not None and (not stripped or indent > folded_at):
+            continue
+        folded_at = None
+        if stripped.endswith((">-", ">", "|", "|-")):
+            folded_at = indent + (2 if stripped.startswith("- ") else 0)
         if stripped and not stripped.startswith(("#", "-")) and not stripped.endswith(":"):
             assert lines[i - 1].strip().startswith("#"), f"uncommented key: {line}"
 

@@ -8,6 +8,7 @@ the plot script is run as Snakemake would (``runpy`` with a ``snakemake`` object
 
 from __future__ import annotations
 
+import itertools
 import runpy
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.colors import to_hex
+from matplotlib.colors import to_hex, to_rgb
 
 from galu.normalization import figures as norm_figures
+from galu.normalization.stage import PAPER
 from galu.plotting import (
     ACTIVATION_COLOURS,
     activation_colour,
@@ -78,9 +80,18 @@ def run_script(tmp_path, name, inputs, params, drawn):
     return drawn[-1][0]
 
 
+# the paper's numbers a figure draws, as galu.normalization.stage declares them
+PAPER_PARAMS = {
+    "training": PAPER["training"],
+    "max_depth": {"paper_depths": PAPER["max_depth"]},
+    "jacobian": PAPER["jacobian"],
+}
+
+
 def draw(figure, tables, **params):
     """A normalization figure in the house style, as the plot script draws it."""
     use_style()
+    params = {**PAPER_PARAMS.get(figure, {}), **params}
     return norm_figures.DRAW[figure](tables, scale="quick", **params)
 
 
@@ -162,6 +173,37 @@ def test_activation_colours_are_distinct_and_stable():
     assert activation_colour("norm_swish") == activation_colour("norm_swish")
 
 
+def _lab(colour):
+    """CIELAB coordinates of a colour (D65 white)."""
+    rgb = np.array(to_rgb(colour))
+    rgb = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = (
+        np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+        @ rgb
+        / np.array([0.95047, 1.0, 1.08883])
+    )
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+@pytest.mark.parametrize(
+    ("together", "apart"),
+    [
+        # the trainability runs' 12 (config/paper.yaml), then the coefficients' and isometry's
+        (["relu", "tilted_relu", "abs", "tanh", "relu_bn", "normalized_tanh", "elu",
+          "normalized_elu", "selu", "normalized_selu", "gelu", "normalized_gelu"], 30),
+        (["relu", "abs", "tanh", "sigmoid", "softplus", "elu", "selu", "gelu", "silu"], 30),
+        (["relu", "tilted_relu", "abs", "tanh", "relu_bn"], 50),  # the claims' five
+    ],
+)  # fmt: skip
+def test_activations_one_figure_shows_together_never_share_a_hue(together, apart):
+    for a, b in itertools.combinations(together, 2):
+        distance = np.linalg.norm(_lab(activation_colour(a)) - _lab(activation_colour(b)))
+        assert distance >= apart, (a, b, distance)
+    # tilted_relu and relu_bn were vermillion and orange, 33 apart: the claims' five fail that
+    assert np.linalg.norm(_lab("#D55E00") - _lab("#E69F00")) < 50
+
+
 def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     depth, runs = max_depth_tables()
     fig = run_script(
@@ -171,7 +213,7 @@ def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
         {
             "figure": "max_depth",
             "module": "galu.normalization.figures",
-            "draw": {"loss_fraction": 0.8},
+            "draw": {"loss_fraction": 0.8, "paper_depths": {"relu": 30}},
             "seeds": None,
         },  # fmt: skip
         drawn,
@@ -180,7 +222,8 @@ def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     assert drawn[-1][1] == [0]
     assert drawn[-1][2]["drawn_by"] == "galu.normalization.figures.draw_max_depth"
     bars = fig.axes[0]
-    assert [t.get_text() for t in bars.texts] == ["0"]  # tilted_relu's depth 0, only
+    # tilted_relu's depth 0, only, and the paper's depth for relu
+    assert [t.get_text() for t in bars.texts] == ["0", "paper: 30"]
     use_style()
     fig, ax = plt.subplots()
     ax.bar([0, 1, 2], [3, 0, np.nan])

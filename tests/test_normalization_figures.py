@@ -4,19 +4,23 @@ labels and titles the paper's reader needs (no training, no files)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from matplotlib.colors import to_hex
 
 from galu.normalization import figures
 from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
 from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
+from galu.normalization.stage import PAPER
 from galu.plotting import activation_colour, plt
 
 SQRT_2PI = math.sqrt(2 * math.pi)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -97,40 +101,67 @@ def test_isometry_figure_compares_the_first_seeds_scaled_spectrum_with_marchenko
 def _training_table(widths=(8,)) -> pd.DataFrame:
     rows = [
         dict(activation=a, width=w, depth=d, seed=s, epoch=e,
-             train_loss=(2.0 + s) / (1 + e) / w, train_error=0.5, test_error=0.9 - 0.1 * e)
-        for a in ("tilted_relu", "relu") for w in widths for d in (2, 4) for s in (3, 4)
+             train_loss=(2.0 + s) / (1 + e) / w, train_error=0.5,
+             test_error=0.9 - 0.1 * e + (0.01 if a == "tilted_relu" else 0.0), diverged=False)
+        for a in ("tanh", "tilted_relu", "relu") for w in widths for d in (2, 4) for s in (3, 4)
         for e in range(3)
     ]  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def test_training_figure_draws_one_line_per_run_in_its_depths_column():
+def _draw_training(table: pd.DataFrame, epoch: int = 2):
+    return figures.draw_training(
+        {"trainability": table}, scale="quick", epoch=epoch, margin=0.02,
+        pair=["tilted_relu", "tanh"],
+    )  # fmt: skip
+
+
+def test_training_figure_shows_the_claims_depth_and_marks_its_epoch_and_bound():
     table = _training_table()
-    fig = figures.draw_training({"trainability": table}, scale="quick")
-    axes = np.array(fig.axes).reshape(2, 2)
-    assert [ax.get_title() for ax in axes[0]] == ["depth 2", "depth 4"]
-    loss, error = axes[0, 1].get_lines(), axes[1, 1].get_lines()
-    assert len(loss) == len(error) == 4  # two activations, two seeds
-    first = table.query("depth == 4 and activation == 'tilted_relu' and seed == 3")
-    np.testing.assert_allclose(loss[0].get_ydata(), first["train_loss"])
-    np.testing.assert_allclose(error[0].get_ydata(), first["test_error"])
-    assert axes[0, 0].get_yscale() == "log"
-    assert (axes[0, 0].get_ylabel(), axes[1, 0].get_ylabel()) == ("training loss", "test error")
-    legend = axes[0, 1].get_legend()
-    assert [t.get_text() for t in legend.get_texts()] == ["tilted_relu", "relu"]
-    assert legend.get_title().get_text() == ""
+    fig = _draw_training(table)
+    error, loss = fig.axes
+    # only the shallowest depth, the claim's; the claim's two activations first and bold
+    assert error.get_title() == "test error, depth 2" and loss.get_yscale() == "log"
+    runs = [ln for ln in error.get_lines() if len(ln.get_xdata()) == 3]
+    assert len(runs) == 6  # three activations, two seeds
+    first = table.query("depth == 2 and activation == 'tilted_relu' and seed == 3")
+    np.testing.assert_allclose(runs[0].get_ydata(), first["test_error"])
+    assert runs[0].get_linewidth() > runs[-1].get_linewidth()  # tilted_relu bold, relu not
+    lines = _labelled(error)
+    bound = lines["claim: tilted_relu at epoch 2\nat most tanh + 0.02 = 0.720"]
+    np.testing.assert_allclose(bound.get_ydata(), [0.72, 0.72])
+    star = lines["tilted_relu at epoch 2: 0.710"]
+    np.testing.assert_allclose(star.get_xydata(), [[2, 0.71]])
+    assert [ln.get_xdata()[0] for ln in error.get_lines() if ln.get_linestyle() == ":"] == [2]
+    legend = [t.get_text() for t in error.get_legend().get_texts()]
+    assert legend[:3] == ["tilted_relu", "tanh", "relu"]
     assert figures.SHOWN_SEEDS["training"]({"trainability": table}) == [3, 4]
 
 
+def test_training_figure_says_when_the_claims_epoch_is_not_reached_and_marks_divergence():
+    table = _training_table()
+    gone = (table["activation"] == "relu") & (table["seed"] == 3)
+    table.loc[gone, "diverged"] = True
+    table = table[~(gone & (table["epoch"] == 2))]  # a diverged run stops at epoch 1
+    fig = _draw_training(table, epoch=25)
+    error = fig.axes[0]
+    texts = [t.get_text() for t in error.texts]
+    assert "this run trains 2 epochs:\nthe claim reads epoch 25, not reached" in texts
+    assert "diverged after epoch 1" in texts
+    crosses = [ln for ln in error.get_lines() if ln.get_marker() == "x"]
+    np.testing.assert_allclose(crosses[0].get_xydata(), [[1, 0.8]])
+    assert not [ln for ln in error.get_lines() if ln.get_linestyle() == ":"]
+
+
 def test_training_figure_names_the_line_style_of_each_width():
-    fig = figures.draw_training({"trainability": _training_table((8, 16))}, scale="quick")
-    legend = fig.axes[1].get_legend()
+    fig = _draw_training(_training_table((8, 16)))
+    legend = fig.axes[0].get_legend()
     assert legend.get_title().get_text() == "w=8: -, w=16: --"
-    styles = {ln.get_linestyle() for ln in fig.axes[1].get_lines()}
+    styles = {ln.get_linestyle() for ln in fig.axes[1].get_lines() if len(ln.get_xdata()) == 3}
     assert styles == {"-", "--"}
 
 
-def test_max_depth_figure_draws_each_activations_depth_and_mean_loss_ratio():
+def _max_depth_tables():
     depth = pd.DataFrame(
         dict(activation=["relu", "tilted_relu"], width=8, max_trainable_depth=[10, 30])
     )
@@ -139,12 +170,20 @@ def test_max_depth_figure_draws_each_activations_depth_and_mean_loss_ratio():
              seed=[0, 1] * 4, loss_ratio=[0.2, 0.4, 1.5, 0.9, 0.1, 0.3, 0.5, 0.7],
              diverged=[False, False, True, False] + [False] * 4)
     )  # fmt: skip
-    tables = {"max_depth": depth, "runs": runs}
-    fig = figures.draw_max_depth(tables, scale="quick", loss_fraction=0.8)
+    return {"max_depth": depth, "runs": runs}
+
+
+def test_max_depth_figure_draws_each_activations_depth_and_mean_loss_ratio():
+    tables = _max_depth_tables()
+    fig = figures.draw_max_depth(
+        tables, scale="quick", loss_fraction=0.8, paper_depths={"relu": 30, "tilted_relu": 60}
+    )
     bars, ratios = fig.axes
     assert [p.get_height() for p in bars.patches] == [10, 30]
-    assert [t.get_text() for t in bars.get_xticklabels()] == ["relu", "tilted_relu"]
-    assert list(bars.get_yticks()) == [0, 10, 30]
+    # the diverged run is counted in words under its activation's name
+    names = [t.get_text() for t in bars.get_xticklabels()]
+    assert names == ["relu\n1 of 4\nruns diverged", "tilted_relu"]
+    assert list(bars.get_yticks()) == [0, 10, 30, 60]
     lines = _labelled(ratios)
     np.testing.assert_allclose(lines["relu"].get_ydata(), [0.3, 1.2])
     np.testing.assert_allclose(lines["tilted_relu"].get_ydata(), [0.2, 0.6])
@@ -155,47 +194,120 @@ def test_max_depth_figure_draws_each_activations_depth_and_mean_loss_ratio():
     assert figures.SHOWN_SEEDS["max_depth"](tables) == [0, 1]
 
 
-def _spectra_table() -> pd.DataFrame:
+def test_max_depth_figure_marks_the_papers_depth_over_each_activations_bars():
+    fig = figures.draw_max_depth(
+        _max_depth_tables(), scale="quick", loss_fraction=0.8,
+        paper_depths={"relu": 30, "tilted_relu": 60},
+    )  # fmt: skip
+    bars = fig.axes[0]
+    paper = [ln for ln in bars.get_lines() if ln.get_linestyle() == "--"]
+    # over bar 0 (relu) at 30, over bar 1 (tilted_relu) at 60
+    np.testing.assert_allclose([ln.get_ydata() for ln in paper], [[30, 30], [60, 60]])
+    np.testing.assert_allclose([np.mean(ln.get_xdata()) for ln in paper], [0, 1])
+    assert [t.get_text() for t in bars.texts] == ["paper: 30", "paper: 60"]
+    assert paper[0].get_label() == "the paper's depth"
+    assert bars.get_ylim()[1] >= 60
+
+
+def test_the_normalization_figures_mark_the_numbers_of_their_claims():
+    """The paper's numbers the figures draw (galu.normalization.stage.PAPER) are those of
+    the claims the figures show (workflow/claims.yaml)."""
+    entries = yaml.safe_load((ROOT / "workflow/claims.yaml").read_text())
+    claims = {c["id"]: c for c in entries}
+    for activation, depth in PAPER["max_depth"].items():
+        (claim,) = [c for c in entries if c["figure"].endswith("max_depth.png")
+                    and c.get("where") == f"activation == '{activation}'"]  # fmt: skip
+        assert claim["expected"] == depth
+    tanh_level = claims["norm_tilted_relu_tanh_level_in_25_epochs"]
+    assert tanh_level["figure"].endswith("training_curves.png")
+    assert f"epoch == {PAPER['training']['epoch']}" in tanh_level["where"]
+    assert tanh_level["expected"] == PAPER["training"]["margin"]
+    assert tanh_level["expression"] == " - ".join(PAPER["training"]["pair"])
+    flat = claims["norm_deep_layer_spectra_stay_flat"]
+    assert flat["expected"] == PAPER["layer_spectra"]["drift_bound"]
+    jacobian = claims["norm_tilted_relu_jacobian_isometric"]["expression"]
+    assert float(jacobian.split(">")[1]) == PAPER["jacobian"]["band"]
+    beats = claims["norm_tilted_relu_beats_relu_deep"]
+    assert beats["figure"].endswith("depth_scales.png")
+    assert beats["expression"] == " - ".join(PAPER["depth_scales"]["pair"])
+    runs_fail = claims["norm_relu_runs_fail_tilted_train"]
+    low, high = PAPER["ablation"]["claim_depths"]
+    assert runs_fail["figure"].endswith("ablation.png")
+    assert f"depth >= {low} and depth <= {high}" in runs_fail["where"]
+    assert runs_fail["expected"] == PAPER["ablation"]["margin"]
+
+
+def test_every_normalization_figure_is_the_figure_of_a_claim():
+    entries = yaml.safe_load((ROOT / "workflow/claims.yaml").read_text())
+    shown = {c["figure"] for c in entries}
+    for name, (file, _, _) in NORMALIZATION_FIGURES.items():
+        assert f"figures/normalization/{file}.png" in shown, name
+
+
+def _spectra_table(diverged_depth: int | None = None) -> pd.DataFrame:
     rows = []
-    for seed in (0, 1):
-        for width in (4, 8):
-            for layer in (1, 2, 3, 4):  # depth 3: layer 1 is the input map, 4 the readout
-                for stage, level in (("init", 1.0), ("trained", float(layer))):
-                    rows += [dict(activation="relu", depth=3, width=width, seed=seed,
-                                  layer=layer, stage=stage, index=i,
-                                  eigenvalue=level * (i + 1) + seed + width)
-                             for i in range(4)]  # fmt: skip
+    for activation in ("relu", "tilted_relu"):
+        for depth in (3, 4):
+            for seed in (0, 1):
+                for layer in range(1, depth + 2):  # layer 1 maps the inputs, depth + 1 reads out
+                    for stage in ("init", "trained"):
+                        drift = 0.02 * layer if activation == "relu" else 0.001 * layer
+                        level = 2.0 if stage == "init" else 2.0 * (1 + drift)
+                        if (
+                            stage == "trained"
+                            and activation == "tilted_relu"
+                            and depth == diverged_depth
+                        ):
+                            level = math.nan
+                        rows += [dict(activation=activation, depth=depth, width=8, seed=seed,
+                                      layer=layer, stage=stage, index=i, eigenvalue=level)
+                                 for i in range(3)]  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def test_layer_spectra_figure_draws_the_first_networks_square_hidden_layers():
-    table = _spectra_table()
-    fig = figures.draw_layer_spectra({"spectra": table}, scale="quick")
-    panel = fig.axes[0]
-    trained = [ln for ln in panel.get_lines() if ln.get_linestyle() == "-"]
-    assert len(trained) == 2  # layers 2 and 3 of seed 0, width 4
-    np.testing.assert_allclose(trained[0].get_xdata(), [0, 1 / 3, 2 / 3, 1])
-    np.testing.assert_allclose(trained[0].get_ydata(), [2 * (i + 1) + 4 for i in range(4)])
-    np.testing.assert_allclose(trained[1].get_ydata(), [3 * (i + 1) + 4 for i in range(4)])
-    # the init level: mean of layers 2 and 3's init eigenvalues, 1..4 + 4
-    assert panel.get_title() == "relu, depth 3\n(dashed: init, 6.50)"
-    assert panel.get_yscale() == "log" and panel.get_ylabel() == "eigenvalue of W W^T"
-    assert figures.SHOWN_SEEDS["layer_spectra"]({"spectra": table}) == [0]
+def test_layer_drift_is_the_claims_quantity_per_square_hidden_layer():
+    drift = figures.layer_drift(_spectra_table())
+    relu = drift.query("activation == 'relu' and depth == 4 and seed == 0")
+    assert list(relu["layer"]) == [2, 3, 4]  # square hidden layers only
+    np.testing.assert_allclose(relu["drift"], [0.04, 0.06, 0.08])
+    assert list(relu["deep"]) == [False, True, True]
 
 
-def test_jacobian_figure_draws_the_cdf_of_the_smallest_width():
+def test_layer_spectra_figure_draws_the_deep_drift_against_the_claims_bound():
+    table = _spectra_table(diverged_depth=4)
+    fig = figures.draw_layer_spectra({"spectra": table}, scale="quick", drift_bound=0.01)
+    summary, relu, tilted = fig.axes[:3]
+    lines = _labelled(summary)
+    # deeper half: depth 3 -> layers 2, 3 (> 1.5); depth 4 -> 3, 4; relu drift 0.02 * layer
+    np.testing.assert_allclose(lines["relu"].get_xydata(), [[3, 0.05], [4, 0.07]])
+    np.testing.assert_allclose(lines["tilted_relu"].get_xydata(), [[3, 0.0025]])
+    np.testing.assert_allclose(lines["claim: at most 0.01"].get_ydata(), [0.01, 0.01])
+    crossed = lines["tilted_relu diverged:\nno spectrum at depth 4"]
+    assert list(crossed.get_xdata()) == [4] and crossed.get_marker() == "x"
+    assert summary.get_yscale() == "log" and summary.get_ylim()[0] < 0.0025
+    assert tilted.get_title() == "tilted_relu\ndiverged, no trained spectrum: depth 4"
+    assert relu.get_title() == "relu" and len(relu.get_lines()) == 3  # two depths + bound
+    assert figures.SHOWN_SEEDS["layer_spectra"]({"spectra": table}) == [0, 1]
+
+
+def test_jacobian_figure_draws_the_cdf_of_the_smallest_width_and_the_claims_fraction():
     values = [0.5, 1.0, 2.0, 4.0]
-    rows = [dict(activation="tilted_relu", width=w, depth=d, seed=s, squared_singular_value=v)
-            for w, s in ((8, 0), (16, 5)) for d in (2, 5) for v in values]  # fmt: skip
+    rows = [dict(activation=a, width=w, depth=d, seed=s, squared_singular_value=v)
+            for a in ("relu", "tilted_relu") for w, s in ((8, 0), (16, 5)) for d in (2, 5)
+            for v in (values if a == "relu" else [1.0, 1.0 + 1e-6])]  # fmt: skip
     tables = {"jacobian": pd.DataFrame(rows)}
-    fig = figures.draw_jacobian(tables, scale="quick")
-    ax = fig.axes[0]
-    steps = [ln for ln in ax.get_lines() if ln.get_label().startswith("depth")]
+    fig = figures.draw_jacobian(tables, scale="quick", band=1e-4)
+    relu, tilted = fig.axes
+    steps = [ln for ln in relu.get_lines() if ln.get_label().startswith("depth")]
     assert [ln.get_label() for ln in steps] == ["depth 2", "depth 5"]
     np.testing.assert_allclose(steps[0].get_xdata(), values)
     np.testing.assert_allclose(steps[0].get_ydata(), [0.25, 0.5, 0.75, 1.0])
-    assert ax.get_title() == "tilted_relu" and ax.get_xscale() == "log"
-    assert ax.get_ylabel() == "fraction of singular values"
+    assert relu.get_title() == "relu: 75 % of the values further than 0.0001 from 1"
+    assert tilted.get_title() == "tilted_relu: 0 % of the values further than 0.0001 from 1"
+    assert any("its steps overlap" in t.get_text() for t in tilted.texts)
+    assert relu.get_xscale() == "log" and relu.get_ylabel() == "fraction of values"
+    # one panel per row, legends beside the panels: no legend below a panel
+    assert all(ax.get_legend().get_bbox_to_anchor().y0 >= ax.bbox.y0 for ax in fig.axes)
     assert figures.SHOWN_SEEDS["jacobian"](tables) == [0]
 
 
@@ -221,10 +333,21 @@ def test_correlations_figure_draws_the_theory_and_the_measured_layers():
     assert figures.SHOWN_SEEDS["correlations"]({"correlations": table}) == [7]
 
 
+def _grid_runs() -> pd.DataFrame:
+    """Depth-grid runs: at depths 30 and 60 relu trains in 1 of 4, tilted_relu in 3 of 4."""
+    return pd.DataFrame(
+        dict(activation=["relu"] * 5 + ["tilted_relu"] * 5, width=8,
+             depth=[10, 30, 30, 60, 60] * 2, seed=[0, 0, 1, 0, 1] * 2,
+             trains=[True, True, False, False, False, True, True, True, True, False],
+             final_test_error=[0.5, 0.6, 0.7, 0.8, 0.9, 0.5, 0.5, 0.6, 0.6, 0.7])
+    )  # fmt: skip
+
+
 def test_ablation_figure_draws_each_setting_against_its_gain():
     rows = [
         dict(activation=act, optimizer=opt, lr=lr, gain_factor=g, depth=30, width=8, seed=0,
-             loss_ratio=base + lr + g / 10, final_test_error=0.5 + base, diverged=False)
+             loss_ratio=base + lr + g / 10, final_test_error=0.5 + base, diverged=False,
+             trains=act == "relu")
         for act, base in (("relu", 0.1), ("tilted_relu", 0.4))
         for opt, lrs in (("sgd", [0.1, 0.01]), ("adam", [0.001]))
         for lr in lrs
@@ -232,11 +355,17 @@ def test_ablation_figure_draws_each_setting_against_its_gain():
     ]  # fmt: skip
     rows[0]["loss_ratio"] = 14.0  # relu, sgd, lr 0.1, gain 1: blown up
     rows[3]["diverged"] = True  # relu, sgd, lr 0.01, gain 0.8: diverged (its ratio: no value)
-    tables = {"ablation": pd.DataFrame(rows)}
-    fig = figures.draw_ablation(tables, scale="quick", loss_fraction=0.5)
-    sgd_ratio, adam_ratio, sgd_error, adam_error = fig.axes
-    assert sgd_ratio.get_title().startswith("SGD with momentum\nlr: 0.01 -, 0.1 --")
-    assert adam_ratio.get_title().startswith("Adam")
+    tables = {"ablation": pd.DataFrame(rows), "runs": _grid_runs()}
+    fig = figures.draw_ablation(
+        tables, scale="quick", loss_fraction=0.5, claim_depths=[30, 60], margin=0.3
+    )
+    sgd_ratio, adam_ratio, fractions, sgd_error, adam_error = fig.axes
+    # titles name the optimizer only; the line styles are in the legend, drawn
+    assert (sgd_ratio.get_title(), adam_ratio.get_title()) == ("SGD with momentum", "Adam")
+    box = sgd_error.get_legend()
+    legend = dict(zip([t.get_text() for t in box.get_texts()], box.legend_handles, strict=True))
+    assert set(legend) == {"relu", "tilted_relu", "lr 0.01", "lr 0.1"}
+    assert legend["lr 0.01"].get_linestyle() == "-" and legend["lr 0.1"].get_linestyle() == "--"
     # one line per activation and learning rate, its points in order of the gain factor
     *sgd_lines, threshold = sgd_ratio.get_lines()
     assert len(sgd_lines) == 4
@@ -251,22 +380,44 @@ def test_ablation_figure_draws_each_setting_against_its_gain():
     assert tops == [[[0.8, 1.5]], [[1.0, 1.5]]]  # the diverged run, then the blown-up one
     assert _labelled(sgd_ratio).keys() == {"relu", "tilted_relu"}
     np.testing.assert_allclose(sgd_error.get_lines()[2].get_ydata(), [0.9, 0.9])  # tilted
-    assert len(adam_ratio.get_lines()) == 3 and "depth 30" in fig._suptitle.get_text()
-    assert figures.SHOWN_SEEDS["ablation"](tables) == [0]
+    assert "depth 30" in fig._suptitle.get_text()
+    # the claim's panel: grid fractions at depths 30-60 (solid) beside the ablation's (hatched)
+    heights = [p.get_height() for p in fractions.patches if p.get_width() > 0]
+    np.testing.assert_allclose(heights, [0.25, 1.0, 0.75, 0.0])
+    bound = _labelled(fractions)["claim: tilted_relu at least\nrelu + 0.3"]
+    np.testing.assert_allclose(bound.get_ydata(), [0.55, 0.55])
+    assert np.mean(bound.get_xdata()) > 0.5  # over the tilted ReLU's bars
+    assert "0.75\n(3/4)" in [t.get_text() for t in fractions.texts]
+    assert figures.SHOWN_SEEDS["ablation"](tables) == [0, 1]
 
 
 def test_depth_scale_figure_draws_errors_against_depth_and_marks_six_xi():
     runs = pd.DataFrame(
-        dict(activation=["tanh"] * 4 + ["relu_bn"] * 2, width=8, depth=[10, 10, 60, 60, 10, 60],
-             seed=[0, 1, 0, 1, 0, 0], final_test_error=[0.5, 0.7, 0.6, 0.8, 0.4, 0.9])
+        dict(activation=["tanh"] * 4 + ["relu_bn"] * 2 + ["relu", "tilted_relu"] * 2, width=8,
+             depth=[10, 10, 60, 60, 10, 60, 10, 10, 60, 60],
+             seed=[0, 1, 0, 1, 0, 0, 0, 0, 0, 0],
+             final_test_error=[0.5, 0.7, 0.6, 0.8, 0.4, 0.9, 0.5, 0.5, 0.7, 0.6])
     )  # fmt: skip
-    scales = pd.DataFrame(dict(activation=["tanh", "relu"], xi_c=[5.0, math.inf]))
+    scales = pd.DataFrame(
+        dict(activation=["tanh", "relu", "tilted_relu"], xi_c=[5.0, math.inf, 100.0])
+    )
     tables = {"runs": runs, "depth_scales": scales}
-    fig = figures.draw_depth_scales(tables, scale="quick")
+    fig = figures.draw_depth_scales(tables, scale="quick", pair=["tilted_relu", "relu"])
     (ax,) = fig.axes
     lines = _labelled(ax)
-    assert set(lines) == {"tanh, xi_c = 5", "relu_bn (no mean-field scale)"}
-    np.testing.assert_allclose(lines["tanh, xi_c = 5"].get_ydata(), [0.6, 0.7])  # seed means
+    assert set(lines) == {
+        "tanh, xi_c = 5: 6 xi_c = 30 (dotted)",
+        "relu_bn (no mean-field scale)",
+        "relu, xi_c = inf (critical: no depth limit)",
+        "tilted_relu, xi_c = 100: 6 xi_c = 600 (beyond depth 60)",
+    }
+    np.testing.assert_allclose(
+        lines["tanh, xi_c = 5: 6 xi_c = 30 (dotted)"].get_ydata(), [0.6, 0.7]
+    )
     vertical = [ln for ln in ax.get_lines() if ln.get_label().startswith("_")]
     assert [ln.get_xdata()[0] for ln in vertical] == [30.0]  # 6 xi_c = 30, within 10..60
+    # the claim at the deepest depth: tilted_relu 0.6 against relu 0.7, below by 0.10
+    arrow, text = ax.texts
+    assert (arrow.xy, arrow.xyann) == ((60.0, 0.6), (60.0, 0.7))
+    assert text.get_text() == "claim: tilted_relu below relu\nhere below, by 0.10"
     assert figures.SHOWN_SEEDS["depth_scales"](tables) == [0, 1]

@@ -5,7 +5,6 @@ import tomllib
 
 from galu import __version__
 from galu.workflow.pages.readme_pages import (
-    PAPER_NAMES,
     PAPER_PAGE,
     PAPER_SUMMARY_MARKERS,
     QUICK_PAGE,
@@ -13,6 +12,7 @@ from galu.workflow.pages.readme_pages import (
 )
 from galu.workflow.pages.readme_sections import readme_section
 from galu.workflow.settings.config import load_yaml
+from galu.workflow.verdict_lines import PAPER_NAMES
 
 from conftest import REPO
 

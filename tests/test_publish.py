@@ -28,6 +28,7 @@ from galu.workflow.publication_folders import (
 from galu.workflow.publishing.publication_manifest import counted, run_times, unfinished_stages
 from galu.workflow.publishing.publish import publish
 from galu.workflow.trust.audit import audit_tree, count_outputs
+from galu.workflow.verdict_table import figure_link
 
 from conftest import NOT_COPIED, REPO
 
@@ -233,7 +234,13 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     section = paper_section(".")
     # Not a git checkout here: every file's commit is unknown, and the section says so.
     assert manifest["commits"] == {"unknown": 4} and manifest["dirty_files"] == []
-    assert "commit `unknown`" in section and "machine: m1" in section
+    assert (
+        "Its 4 outputs were made on 1 commit; no commit's code is the one they were checked"
+        " against, 4 file(s) whose sidecar does not say whether they were made from"
+        " uncommitted changes (e.g. `results/claims.csv`); published from outside a git"
+        " checkout (its state is not known)." in section
+    )
+    assert "machine m1" in section
     assert "configuration `c.yaml`" in section and "- N = 1,000" in section
     assert "Stages run: scm, normalization (configuration key `stages`" in section
     assert manifest["unfinished_stages"] == {"generalization": 1}
@@ -260,7 +267,8 @@ def test_paper_section_says_what_ran_and_the_readme_check_follows_it(tmp_path, m
     # README's block counts the published claims by verdict, linking the page
     counts = readme_section(Path("README.md").read_text(), PAPER_SUMMARY_MARKERS)
     assert "At the **paper-cpu** scale (published: `published/paper-cpu/`), 2 claims" in counts
-    assert "- **?**: 1 pass, 1 not_run ([every claim](docs/verdicts-paper.md))" in counts
+    line = "- **?**: 1 of its 2 claims reproduce and 1 is not run."
+    assert f"{line} ([every claim](docs/verdicts-paper.md))" in counts
 
 
 @pytest.mark.slow
@@ -298,10 +306,22 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
         source = root / "figures/paper-cpu" / rel
         assert (copies / rel).read_bytes() == source.read_bytes(), rel
         assert sidecar_path(copies / rel).read_bytes() == sidecar_path(source).read_bytes()
-    for page in ("published/paper-cpu/claims.html", "results/paper-cpu/claims.html"):
-        # (the run's own page links the run's figures, which lie elsewhere)
-        hrefs = re.findall(r'href="([^"]+\.png)"', (root / page).read_text())
-        assert hrefs and all((root / page).parent.joinpath(h).is_file() for h in hrefs), hrefs
+    # (the run's own page links the run's figures, which lie elsewhere: it is no page of the
+    # publication, but kept in its run state for `galu resume`)
+    run_page = root / "results/paper-cpu/claims.html"
+    hrefs = re.findall(r'href="([^"]+\.png)"', run_page.read_text())
+    assert hrefs and all(run_page.parent.joinpath(h).is_file() for h in hrefs), hrefs
+    assert not (root / "published/paper-cpu/results/claims.html").exists()
+    # Each figure has its caption page, linked from the verdict page; no page of the
+    # publication has a broken link.
+    pages = sorted((root / "published/paper-cpu").rglob("*.html"))
+    captioned = {p.relative_to(copies).with_suffix(".png") for p in pages if copies in p.parents}
+    assert captioned == {f for f in made if f.suffix == ".png"}
+    verdict = (root / "published/paper-cpu/claims.html").read_text()
+    assert all(f'href="figures/{f.with_suffix(".html")}"' in verdict for f in captioned)
+    for page in pages:
+        links = re.findall(r'(?:href|src)="([^"#:]+)"', page.read_text())
+        assert links and all(page.parent.joinpath(h).is_file() for h in links), (page, links)
     audit = run([galu, "audit"], root)
     assert "consistent with their provenance sidecars" in audit.stdout
     # The pages: the quick section as it is (this copy made no quick run: the repository's
@@ -314,11 +334,18 @@ def test_a_tiny_run_published_passes_the_audit_and_fills_the_readme(tmp_path):
     run([galu, "readme", "--claims", "quick.md", "--update"], root)
     run([galu, "readme", "--claims", "quick.md"], root)
     section = readme_section((root / PAPER_PAGE).read_text(), PAPER_MARKERS)
-    assert "The **paper-cpu** run: commit" in section and "`reliability.yaml`" in section
+    assert "The **paper-cpu** run: machine" in section and "`reliability.yaml`" in section
+    # one commit, the one it was published from: its outputs' code is that commit's
+    head = run(["git", "rev-parse", "HEAD"], root).stdout.strip()
+    assert (
+        "outputs were made on 1 commit; every output's code is equivalent to"
+        f" `{head[:12]}`'s, the commit it was published from" in section
+    )
     assert "Claims checked at the **paper-cpu** scale" in section
     linked = re.findall(r"\]\(\.\./(published/paper-cpu/[^)]+)\)", section)
     assert "published/paper-cpu/claims.html" in linked
-    assert {f"published/paper-cpu/figures/{f}" for f in made if f.suffix == ".png"} <= set(linked)
+    pages_linked = {f"published/paper-cpu/figures/{f.with_suffix('.html')}" for f in captioned}
+    assert pages_linked <= set(linked)
     assert all((root / link).is_file() for link in linked)
     counts = readme_section((root / "README.md").read_text(), PAPER_SUMMARY_MARKERS)
     assert "At the **paper-cpu** scale (published: `published/paper-cpu/`)" in counts
@@ -355,7 +382,11 @@ def test_a_figure_is_published_and_linked_from_the_page_and_the_readme(tmp_path,
     Run("scm_plot", inputs=["results/paper-cpu/scm/stability.csv"]).stamp(figure)
     landing = "results/paper-cpu/captions/index.rst"
     Path(landing).parent.mkdir(parents=True)
-    Path(landing).write_text("Verdict\n=======\n\n- c1: see `stability.png`_ and `other.png`_\n")
+    links = " ".join(
+        figure_link(f"figures/scm/{name}.png", f"javascript:open('{name}')")
+        for name in ("stability", "other")
+    )  # as the landing page links a figure in the report (galu.workflow.verdict_table)
+    Path(landing).write_text(f"Verdict\n=======\n\n.. raw:: html\n\n   {links}\n")
     Run("claims").stamp(landing)
     manifest = publish("paper-cpu", configfiles=[], machine="m")
     assert "figures/scm/stability.png" in manifest["files"]
@@ -408,7 +439,8 @@ def test_a_run_with_uncommitted_changes_is_refused_unless_allowed_and_then_said(
     assert manifest["dirty"] is True and manifest["dirty_files"] == ["results/scm/stability.csv"]
     assert manifest["commits"]["a" * 40] == 1 and sum(manifest["commits"].values()) == 3
     section = paper_section(".")
-    assert "made on 2 commits" in section and "1 file(s) from uncommitted changes" in section
+    assert "Its 3 outputs were made on 2 commits;" in section
+    assert "**1 file(s) from uncommitted changes** (e.g. `results/scm/stability.csv`)" in section
 
 
 def test_a_run_kept_in_progress_is_audited_resumable_and_not_in_the_readme(

@@ -7,7 +7,8 @@ import re
 
 import pandas as pd
 
-from galu.workflow.pages.readme_pages import exact_differences, is_ours, paper_counts, summary_block
+from galu.workflow.pages.readme_pages import counts_agree, exact_differences, summary_block
+from galu.workflow.verdict_lines import is_ours, paper_counts
 
 from conftest import REPO
 
@@ -46,14 +47,24 @@ def test_each_papers_claims_are_counted_apart_from_ours():
 
 
 def test_the_block_is_one_line_per_paper_with_a_link():
-    assert summary_block(TINY, "At the **quick** scale", "docs/q.md") == (
-        "At the **quick** scale, 7 claims: 3 pass, 2 fail, 1 indicative, 1 not_run. Per paper,"
-        " its own claims and, apart, our own checks:\n"
-        "- **GaLU**: 1 indicative, 1 not_run; our own checks: 1 pass, 1 fail"
+    judged = TINY.assign(
+        measured=[20.0, 1.0, 0.5, 1.0, 0.3, float("nan"), 1.0],
+        compare=["at_least", "within", "within", "within", "at_most", "within", "within"],
+        expected=[60.0, 1.0, 0.5, 1.0, 0.1, 0.0, 1.0],
+        tolerance=[0.0, 0.1, 0.1, 0.1, 0.0, 0.1, 0.1],
+        precision=[1.0, 0.1, 0.1, 0.1, 0.1, float("nan"), 0.1],
+        quantity=["deepest depth (0: none)", "", "", "", "", "", ""],
+    )
+    assert summary_block(judged, "At the **quick** scale", "docs/q.md") == (
+        "At the **quick** scale, 7 claims: 3 pass, 2 fail, 1 indicative, 1 not_run. Per"
+        " paper:\n"
+        "- **GaLU**: 0 of its 2 claims reproduce, 1 is indicative (measured at this scale's"
+        " reduced settings, not judged) and 1 is not run. Our own checks: 1 pass, 1 fail."
         " ([every claim](docs/q.md))\n"
-        "- **static activation normalization**: 1 fail; our own checks: 1 pass"
+        "- **static activation normalization**: 0 of its 1 claims reproduce and 1 does not:"
+        " deepest depth: 20, bound ≥ 60. Our own checks: 1 pass. ([every claim](docs/q.md))\n"
+        "- **other**: none of its own claims is checked. Our own checks: 1 pass."
         " ([every claim](docs/q.md))\n"
-        "- **other**: none; our own checks: 1 pass ([every claim](docs/q.md))\n"
     )
 
 
@@ -70,3 +81,15 @@ def test_every_link_of_the_readme_and_its_pages_leads_to_a_file():
                 continue
             path = (page.parent / target.split("#")[0]).resolve()
             assert path.exists(), f"{page.relative_to(REPO)} links {target}"
+
+
+def test_a_quoted_measurement_may_round_the_other_way_but_a_count_may_not():
+    line = "- **GaLU**: 12 of its 13 claims reproduce and 1 does not: fraction: 0.8, bound ≥ 1."
+    assert counts_agree(line, line.replace("0.8,", "0.9,"))  # one unit of the last digit
+    assert not counts_agree(line, line.replace("0.8,", "0.6,"))
+    assert not counts_agree(line, line.replace("12 of its 13", "11 of its 13"))
+    assert not counts_agree(line, line.replace("1 does not", "2 do not"))
+    alternative = (
+        "- x: 0 of its 1 claims reproduce and 1 does not: gap: 0.019 (test: 0.02), bound ≥ 0."
+    )
+    assert counts_agree(alternative, alternative.replace("0.019", "0.020"))

@@ -41,6 +41,8 @@ PINNED_BY = {
     "galu/workflow/claim_spec.py": "tests/test_claims.py",
     "galu/workflow/claims_text.py": "tests/test_claims.py",
     "galu/workflow/landing.py": "tests/test_landing.py",
+    "galu/workflow/verdict_lines.py": "tests/test_verdict_lines.py",
+    "galu/workflow/verdict_table.py": "tests/test_landing.py",
     "galu/workflow/observations.py": "tests/test_observations.py",
     "galu/workflow/precision.py": "tests/test_precision.py",
     "galu/workflow/rst.py": "tests/test_report_text.py",

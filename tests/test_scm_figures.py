@@ -155,6 +155,12 @@ def test_the_perceptron_figure_draws_every_eta_and_the_jacobian_eigenvalues():
     np.testing.assert_allclose(eig["Jacobian eigenvalue 1"][1], [-0.25, -0.5])
     np.testing.assert_allclose(eig["Jacobian eigenvalue 2"][1], [-0.375, -0.5])
     np.testing.assert_allclose(eig["paper: $-\\eta/2$"][1], [-0.25, -0.5])
+    # the paper's curves lie over the measured eigenvalues (open rings), never under them
+    lines = {ln.get_label(): ln for ln in ax_eig.get_lines()}
+    rings = [lines["Jacobian eigenvalue 1"], lines["Jacobian eigenvalue 2"]]
+    paper = [lines["paper: $-\\eta/2$"], lines["paper: $\\eta^2/2-\\eta$"]]
+    assert min(ln.get_zorder() for ln in paper) > max(ln.get_zorder() for ln in rings)
+    assert all(ln.get_markerfacecolor() == "none" for ln in rings)
     assert fig._suptitle.get_text().endswith("(quick scale)")
 
 

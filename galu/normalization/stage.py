@@ -44,6 +44,20 @@ TABLES = {
         ),
     ),
 }
+# What each figure marks of the paper's claims (workflow/claims.yaml; tests/
+# test_normalization_figures.py checks each against its claim): max_depth, the paper's depths
+# (ReLU about 30, the tilted ReLU 60); training, the epoch and margin of "tanh-level in about
+# 25 epochs" and its two activations; layer_spectra, the 1 % drift bound; jacobian, the band
+# around 1; depth_scales, the pair compared at the deepest depth; ablation, the depths and
+# margin of "ReLU's runs fail where the tilted ReLU's train".
+PAPER: dict[str, dict] = {
+    "max_depth": {"relu": 30, "tilted_relu": 60},
+    "training": {"epoch": 25, "margin": 0.02, "pair": ["tilted_relu", "tanh"]},
+    "layer_spectra": {"drift_bound": 0.01},
+    "jacobian": {"band": 1.0e-4},
+    "depth_scales": {"pair": ["tilted_relu", "relu"]},
+    "ablation": {"claim_depths": [30, 60], "margin": 0.3},
+}
 # figure -> (file under figures/normalization/, subcategory, the tables it reads)
 FIGURES = {
     "coefficients": ("activations", "Coefficients", ("coefficients",)),
@@ -53,7 +67,7 @@ FIGURES = {
     "layer_spectra": ("layer_spectra", "Spectra", ("spectra",)),
     "jacobian": ("jacobian_spectra", "Spectra", ("jacobian",)),
     "correlations": ("correlations", "Trainability", ("correlations",)),
-    "ablation": ("ablation", "Trainability", ("ablation",)),
+    "ablation": ("ablation", "Trainability", ("ablation", "runs")),
     "depth_scales": ("depth_scales", "Trainability", ("runs", "depth_scales")),
 }
 
@@ -63,11 +77,16 @@ def figures(config: Config) -> list[Figure]:
     deep MLPs (Sec. 4, Fig. 6), and ours: the correlations at initialization, the ablation
     and the mean-field depth scales beside the measured errors."""
     norm = config["normalization"]
+    fraction = norm["trainability"]["loss_fraction"]
     draw = {
         "coefficients": {"x_max": norm["plot"]["x_max"]},
         "isometry": {"bins": norm["isometry"]["bins"]},
-        "max_depth": {"loss_fraction": norm["trainability"]["loss_fraction"]},
-        "ablation": {"loss_fraction": norm["trainability"]["loss_fraction"]},
+        "training": dict(PAPER["training"]),
+        "max_depth": {"loss_fraction": fraction, "paper_depths": dict(PAPER["max_depth"])},
+        "layer_spectra": dict(PAPER["layer_spectra"]),
+        "jacobian": dict(PAPER["jacobian"]),
+        "depth_scales": dict(PAPER["depth_scales"]),
+        "ablation": {"loss_fraction": fraction, **PAPER["ablation"]},
     }
     return [
         Figure(

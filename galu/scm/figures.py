@@ -166,14 +166,31 @@ def draw_perceptron(tables: Tables, *, scale: str) -> Figure:
 
 
 def _eigenvalue_panel(ax: Any, stability: pd.DataFrame) -> None:
+    """The perceptron's fixed-point eigenvalues against eta: the measured ones as open rings
+    (at most about 30 per eigenvalue) under the paper's two closed forms, drawn on top as thin
+    black lines (dashed, dotted) so that both stay visible where they agree; eta_c marked."""
     eta = np.sort(stability["eta"].unique())
-    ax.plot(eta, -eta / 2, "-", color="0.6", lw=3, alpha=0.5, label=r"paper: $-\eta/2$")
-    ax.plot(eta, eta**2 / 2 - eta, "-", color="0.3", lw=3, alpha=0.4,
+    colours = distinct_colours(max(2, stability["index"].nunique()))
+    for k, (index, group) in enumerate(stability.groupby("index")):
+        group = group.sort_values("eta")
+        every = max(1, len(group) // 30)  # a dense eta grid would hide the lines under rings
+        ax.plot(
+            group["eta"],
+            group["eigenvalue_real"],
+            "o",
+            markersize=6,
+            mfc="none",
+            mew=1.2,
+            color=colours[k],
+            markevery=every,
+            zorder=2,
+            label=f"Jacobian eigenvalue {index + 1}"
+            + (f" (every {every}th eta)" if every > 1 else ""),
+        )
+    ax.plot(eta, -eta / 2, "--", color="k", lw=1.2, zorder=3, label=r"paper: $-\eta/2$")
+    ax.plot(eta, eta**2 / 2 - eta, ":", color="k", lw=1.6, zorder=3,
             label=r"paper: $\eta^2/2-\eta$")  # fmt: skip
-    for index, group in stability.groupby("index"):
-        ax.plot(group["eta"], group["eigenvalue_real"], "o", markersize=3,
-                label=f"Jacobian eigenvalue {index + 1}")  # fmt: skip
-    ax.axvline(ETA_C, color="k", lw=0.8, ls=":", label=r"$\eta_c = 2$")
+    ax.axvline(ETA_C, color="0.4", lw=0.8, ls="-.", label=r"paper: $\eta_c = 2$")
     ax.axhline(0, color="k", lw=0.6)
     ax.set(xlabel=r"$\eta$", ylabel="eigenvalue at R = Q = 1", title="stability of R = Q = 1")
     legend_outside(ax)

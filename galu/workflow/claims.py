@@ -103,6 +103,17 @@ def measure(claim: Claim | Quantity, table: pd.DataFrame) -> float | None:
     return float(getattr(np, claim.reduce)(values.to_numpy(dtype=float)))
 
 
+def lacking(error: KeyError | NameError) -> str:
+    """What a table lacks, in words, from the error pandas raised reading it: ``it has no
+    column or value 'tanh_n'`` rather than Python's ``name 'tanh_n' is not defined``."""
+    found = re.search(r"name '([^']+)' is not defined", str(error))
+    if found:
+        return f"it has no column or value {found.group(1)!r}"
+    if isinstance(error, KeyError) and error.args:
+        return f"it has no column {error.args[0]!r}"
+    return str(error)
+
+
 def verdict(claim: Claim, measured: float) -> str:
     """``pass`` or ``fail`` of a measured value (NaN always fails)."""
     if math.isnan(measured):
@@ -268,7 +279,7 @@ def evaluate(
                 value = measure(claim, tables[claim.source])
                 missing = None
             except (KeyError, NameError) as error:  # a model or column this run did not make
-                value, missing = None, error
+                value, missing = None, lacking(error)
             if missing is not None and claim.claim_id in reduced:
                 # Not made because the run reduced it: the reduction is the reason to give.
                 row["reason"] = (

@@ -187,15 +187,21 @@ def caption_path(figure: str) -> str:
     return f"{CAPTIONS_DIR}/{relative.as_posix()}"
 
 
-def bound_text(compare: str, expected: float, tolerance: float) -> str:
-    """The bound a measurement must meet, with the tolerance folded in, for a caption:
-    ``≤ 0.05 (0 plus tolerance 0.05)`` rather than "expected ≤ 0, tolerance 0.05", which
-    reads like a failure next to a passing measurement of 0.01; ``0.52 ± 0.05`` for within."""
+def bound_short(compare: str, expected: float, tolerance: float) -> str:
+    """The bound a measurement must meet, the tolerance folded in: ``≤ 0.05`` (expected at
+    most 0, tolerance 0.05), ``≥ 60``, ``30 ± 10``."""
     if compare == "within":
         return _number(expected) + (f" ± {_number(tolerance)}" if tolerance else "")
     limit = expected + tolerance if compare == "at_most" else expected - tolerance
-    text = expected_text(compare, limit)
-    if tolerance:
+    return expected_text(compare, limit)
+
+
+def bound_text(compare: str, expected: float, tolerance: float) -> str:
+    """:func:`bound_short` for a caption, saying how the tolerance was folded in:
+    ``≤ 0.05 (0 plus tolerance 0.05)`` rather than "expected ≤ 0, tolerance 0.05", which
+    reads like a failure next to a passing measurement of 0.01; ``0.52 ± 0.05`` for within."""
+    text = bound_short(compare, expected, tolerance)
+    if compare != "within" and tolerance:
         sign = "plus" if compare == "at_most" else "minus"
         text += f" ({_number(expected)} {sign} tolerance {_number(tolerance)})"
     return text

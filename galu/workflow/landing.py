@@ -1,18 +1,20 @@
-"""The report's landing page: the verdict first, then the claims table and the run's provenance.
+"""The report's landing page: per paper whether it holds, then the verdict table, the scale's
+reductions and the run's provenance.
 
 Snakemake shows the workflow description (the Snakefile's ``report:`` file) when the report
 opens. The ``claims`` rule writes it from :func:`galu.workflow.claims.evaluate`'s table as
-reStructuredText: counts of pass / fail / indicative / not_run, the table with failures,
-indicative and not_run claims first (verdicts coloured, each row linking its figure's page in
-the report, a failed row saying what we believe explains it), and the commit, package versions and
-data status of the run. The same page, as standalone HTML, is ``results/claims.html``.
+reStructuredText: one line per paper (:mod:`galu.workflow.verdict_lines`: its own claims in a
+sentence, our own checks apart), the counts of every check, the verdict table as HTML
+(:mod:`galu.workflow.verdict_table`: failures, indicative and not_run claims first, each row
+linking its figure's page in the report, the "why" behind a click), and the commit, package
+versions and data status of the run. The same page, as standalone HTML, is
+``results/claims.html``.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -22,34 +24,30 @@ from docutils.core import publish_parts
 
 from galu.workflow.claims_text import (
     INDICATIVE_HEADING,
-    expected_text,
-    finding_text,
     indicative_groups,
     measured_text,
-    paper_says_text,
-    quantity_text,
     reductions_lines,
     summary_line,
-    tolerance_text,
     verdict_counts,
-    verdict_notes,
 )
 from galu.workflow.rst import jinja_raw, rst_escape, strip_raw
-from galu.workflow.scales import OutputRoot, output_root
+from galu.workflow.scales import OutputRoot, output_root, scaled
 from galu.workflow.terminal import terminal_text
+from galu.workflow.verdict_lines import paper_lines
+from galu.workflow.verdict_table import CSS, relink, report_link, table_html
 
 # In the closure of the jobs that import it (galu.workflow.closure): it writes their bytes.
 RESULT_CODE = "the report's landing page and claims.html"
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
-ORDER = {"fail": 0, "indicative": 1, "not_run": 2, "pass": 3}
 ROLES = {"pass": "passed", "fail": "failed", "indicative": "indicative", "not_run": "notrun"}
 PAGE_CSS = (
     "<style>.passed{color:#1a7f37;font-weight:bold}"
     ".failed{color:#cf222e;font-weight:bold}"
     ".notrun{color:#9a6700;font-weight:bold}"
     ".indicative{color:#0969da;font-weight:bold}"
+    "h1.title,h1{font-size:1.6em;margin:0.3em 0}"
     # Snakemake centres the description vertically in a scrolling box: a page taller than
     # the window would lose its top (the verdict) above the scroll range. Top-align it, and
     # let the table use the width.
@@ -59,11 +57,28 @@ PAGE_CSS = (
     # gets the page's width and its first row shows without scrolling past the graph.
     "div.flex:has(>div>.prose.max-w-lg){flex-wrap:wrap}"
     "div:has(>.prose.max-w-lg){flex:1 0 100%;min-width:0}"
-    # The verdict table fits the window at laptop width (1280 px, the report's sidebar
-    # included): fixed columns at the list-table's widths, long claim ids and paths broken
-    # anywhere rather than pushing the figure column out of sight.
-    "table.docutils{table-layout:fixed;width:100%;font-size:0.9em}"
-    "table.docutils td{overflow-wrap:anywhere;vertical-align:top}</style>"
+    # The report's typography puts wide margins around a table's lines; the verdict table
+    # keeps its own, so five claims and more fit a laptop's screen.
+    ".prose .verdicts :where(p,td,th){margin:0}"
+    # The report's typography writes backquotes around code; the page's code is code.
+    ".prose code::before,.prose code::after{content:none!important}"
+    # A phone: the report's menu above the page rather than beside it (it took 80 % of the
+    # width), the page below it at the screen's width.
+    "@media (max-width:700px){#app>div.flex-row{flex-direction:column;height:auto}"
+    "#app nav.transition-all{width:100%;height:auto}"
+    "#app .h-screen.overflow-auto{height:auto;overflow:visible}"
+    "div.flex:has(>div>.prose.max-w-lg){padding:0 4px;min-width:0;max-width:100%}"
+    "div.flex:has(>div>.prose.max-w-lg) :where(svg,img){max-width:100%;height:auto}"
+    # the rule graph beside the page: scrolled within its own box, never widening the page
+    ".vega-embed{max-width:100%;overflow-x:auto}}"
+    f"{CSS}</style>"
+)
+# The standalone page only (the report has its own fonts): readable on a phone, in the
+# reader's own sans-serif.
+STANDALONE_HEAD = (
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    "<style>body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    "max-width:90rem;padding:0 8px}</style>"
 )
 
 
@@ -72,58 +87,16 @@ def _heading(title: str, underline: str = "-") -> list[str]:
     return [title, underline * len(title), ""]
 
 
-def _figure_cell(figure: str, linked: set[str]) -> str:
-    """A reference to the figure's page in the report (Snakemake defines one link target per
-    result, named by its file name), or the plain path when the figure is not in it."""
-    name = figure.rsplit("/", 1)[-1]
-    return f"`{name}`_" if figure in linked else f"``{figure}``"
+def _raw_html(lines: Iterable[str]) -> list[str]:
+    """A reStructuredText ``raw`` block of HTML lines (each indented: text from data is on
+    one line, escaped by :func:`~galu.workflow.verdict_table.text_html`)."""
+    return [".. raw:: html", "", *(f"   {line}" for line in lines), ""]
 
 
-def _source(row: Any) -> str:
-    """Where a claim comes from: the paper's section when the claim names it."""
-    section = getattr(row, "section", "")
-    return rst_escape(section) if isinstance(section, str) and section else row.paper
-
-
-def _statement_cell(row: Any) -> str:
-    """The claim's statement; a failed claim's row also says what we believe explains the
-    failure, beside the numbers it explains."""
-    text = rst_escape(row.statement)
-    if row.verdict == "fail":
-        text += f" *Why it fails:* {rst_escape(finding_text(row.finding))}"
-    return text
-
-
-def _table(table: pd.DataFrame, linked: set[str]) -> list[str]:
-    rows = table.assign(order=table["verdict"].map(ORDER)).sort_values("order", kind="stable")
-    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 9 14 24 13 10 7 8 8 7", ""]
-    header = [
-        "verdict",
-        "claim",
-        "statement",
-        "measured quantity",
-        "paper says",
-        "expected",
-        "measured",
-        "tolerance",
-        "figure",
-    ]
-    lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(header)]
-    for r in rows.itertuples():
-        verdict = f":{ROLES[r.verdict]}:`{r.verdict}`" + rst_escape(verdict_notes(r))
-        cells = [
-            verdict,
-            f"``{r.claim_id}`` ({_source(r)})",
-            _statement_cell(r),
-            rst_escape(quantity_text(r)),
-            rst_escape(paper_says_text(r)),
-            rst_escape(expected_text(r.compare, r.expected)),
-            rst_escape(measured_text(r)),
-            rst_escape(tolerance_text(r.tolerance)),
-            _figure_cell(r.figure, linked),
-        ]
-        lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
-    return lines
+def paper_lines_rst(table: pd.DataFrame) -> list[str]:
+    """Per paper, one line: its name and :func:`~galu.workflow.verdict_lines.paper_sentence`."""
+    lines = [f"- **{name}**: {rst_escape(sentence)}" for name, sentence in paper_lines(table)]
+    return lines + [""]
 
 
 def _provenance(record: Mapping[str, Any]) -> list[str]:
@@ -133,11 +106,14 @@ def _provenance(record: Mapping[str, Any]) -> list[str]:
     commit = git.get("commit") or "unknown (not a git checkout)"
     dirty = " (with uncommitted changes)" if git.get("dirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in sorted(record.get("versions", {}).items()) if v)
-    lines = [f":Commit: ``{commit}``{dirty}"]
+    lines = [f":Claims checked on commit: ``{commit}``{dirty}"]
     commits, from_dirty = record.get("made_on") or ({}, [])
     if len(commits) > 1 or from_dirty:
         made = ", ".join(f"``{c[:12]}`` ({n})" for c, n in commits.items())
-        lines.append(f":Tables made on: {len(commits)} commit(s), {made}")
+        lines.append(
+            f":Tables made on: {len(commits)} commit(s), with the number of the claims' input"
+            f" tables made on each: {made}"
+        )
     if from_dirty:
         lines.append(
             f":Uncommitted changes: {len(from_dirty)} table(s) made from them, e.g."
@@ -152,22 +128,30 @@ def _provenance(record: Mapping[str, Any]) -> list[str]:
 
 def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mapping[str, Any]) -> str:
     """The report's landing page (reStructuredText, inside Jinja ``raw`` tags because
-    Snakemake renders it as a template). ``figures``: those in the report, to link."""
-    linked = set(figures)
+    Snakemake renders it as a template): per paper one line, then the verdict table
+    (:mod:`galu.workflow.verdict_table`), what this scale reduces and the provenance.
+    ``figures``: the contract paths of those in the report, linked to their page there."""
     scale = table["scale"].iloc[0] if len(table) else "?"
+    in_report = set(figures)
+
+    def href(figure: str) -> str | None:
+        return report_link(scaled(figure, scale)) if figure in in_report else None
+
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
-    lines = ["", ""] + _heading(f"Reproduction verdict: {summary_line(table)}", "=")
+    reductions = reductions_lines(scale, provenance.get("reductions", ()))
+    lines = ["", ""] + _heading(f"Do the papers hold? The {scale} scale", "=")
     lines += [f".. role:: {role}" for role in ROLES.values()] + [""]
-    lines += [".. raw:: html", "", f"   {PAGE_CSS}", ""]
-    lines += [
-        f"Every claim of the three papers (``workflow/claims.yaml``), checked on this run's"
-        f" CSVs at the **{scale}** scale. Failures, indicative claims and claims not run come"
-        " first; each row links the figure that shows it, whose caption opens with the same"
-        " verdicts. Measured values are rounded to a precision that reproduces across machines"
-        " (see README, What reproduces).",
-        "",
-    ]
-    lines += reductions_lines(scale, provenance.get("reductions", ()))
+    lines += _raw_html([PAGE_CSS])
+    lines += paper_lines_rst(table)
+    note = (
+        f"All {len(table)} checks (the papers' claims and ours, ``workflow/claims.yaml``) on this"
+        f" run's CSVs: {summary_line(table)}. Failures, indicative claims and claims not run come"
+        " first; click a claim for why; each links the figure that shows it. Numbers are"
+        " rounded to a precision that reproduces across machines."
+    )
+    if reductions:
+        note += " This scale reduces the paper's settings (listed below the table)."
+    lines += [note, ""]
     if substitutes:
         lines += [
             f"**{substitutes} claim(s) are measured on substitute data**: a non-official copy"
@@ -175,7 +159,8 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
             " provenance).",
             "",
         ]
-    lines += _table(table, linked) + [""]
+    lines += _raw_html(table_html(table, href))
+    lines += reductions
     indicative = indicative_groups(table)
     if indicative:
         lines += _heading(INDICATIVE_HEADING)
@@ -194,19 +179,12 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
 
 
 def landing_html(rst: str, links: Mapping[str, str] = {}) -> str:
-    """The landing page as a standalone HTML document (``results/claims.html``). A figure
-    reference (a target inside the report) becomes a link to the figure's file: ``links``
-    maps each figure's contract path to its address relative to the page; a figure without
-    one stays plain text."""
-    by_name = {figure.rsplit("/", 1)[-1]: href for figure, href in links.items()}
-
-    def link(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return f"`{name} <{by_name[name]}>`__" if name in by_name else name
-
-    text = strip_raw(rst)
-    text = re.sub(r"`([^`<]+)`_(?!_)", link, text)
-    return publish_parts(text, writer="html")["whole"]
+    """The landing page as a standalone HTML document (``results/claims.html``, and a
+    publication's ``claims.html``), readable on a phone (a viewport). Each figure link
+    points at ``links[figure]`` (a figure's contract path -> its address relative to the
+    page) instead of the report; a figure without one stays plain text."""
+    page = publish_parts(relink(strip_raw(rst), links), writer="html")["whole"]
+    return page.replace("<head>", f"<head>\n{STANDALONE_HEAD}", 1)
 
 
 def verdict_metrics(table: pd.DataFrame) -> dict[str, Any]:

@@ -37,7 +37,7 @@ _STAGE = re.compile(r"^  ([\w-]+):\s*$")
 _DEPS = re.compile(r"^    deps:\s*$")
 _CMD = re.compile(r"^    cmd: >-\s*$")
 _ITEM = re.compile(r"^      - (.+?)\s*$")
-_MORE = re.compile(r"^      (?!- )\S")  # a continuation line of a folded cmd
+_MORE = re.compile(r"^      (?!- )(\S.*?)\s*$")  # a continuation line of a folded cmd
 # The width the generated commands are folded at (dvc.yaml's own lines stay under 100).
 CMD_WIDTH = 92
 
@@ -113,42 +113,35 @@ def quick_dag(root: Path) -> Dag:
     return read_dag(root, (), {"stages": list(STAGE_NAMES)})
 
 
-def read_commands(text: str) -> dict[str, list[str]]:
-    """Stage -> its folded ``cmd`` lines as written in ``dvc.yaml``."""
+def _blocks(text: str, opener: re.Pattern[str], item: re.Pattern[str]) -> dict[str, list[str]]:
+    """Stage -> the items (``item``'s group 1) of its block that a line matching ``opener``
+    opens; a blank or comment line inside the block is skipped, any other line ends it. Every
+    stage has an entry (empty when it has no such block)."""
     found: dict[str, list[str]] = {}
-    stage, in_cmd = None, False
+    stage, block = None, None
     for line in text.splitlines():
         head = _STAGE.match(line)
         if head:
-            stage, in_cmd = head.group(1), False
-        elif stage and _CMD.match(line):
-            found[stage], in_cmd = [], True
-        elif in_cmd and _MORE.match(line):
-            found[stage].append(line.strip())
-        else:
-            in_cmd = False
+            stage, block = head.group(1), None
+            found[stage] = []
+        elif stage is not None and opener.match(line):
+            block = found[stage]
+        elif block is not None and item.match(line):
+            block.append(item.match(line).group(1))
+        elif block is None or (line.strip() and not line.lstrip().startswith("#")):
+            block = None
+
     return found
+
+
+def read_commands(text: str) -> dict[str, list[str]]:
+    """Stage -> its folded ``cmd`` lines as written in ``dvc.yaml``."""
+    return {stage: lines for stage, lines in _blocks(text, _CMD, _MORE).items() if lines}
 
 
 def read_deps(text: str) -> dict[str, list[str]]:
     """Stage -> deps list as written in ``dvc.yaml`` (stages without deps: empty)."""
-    found: dict[str, list[str]] = {}
-    stage, in_deps = None, False
-    for line in text.splitlines():
-        head = _STAGE.match(line)
-        if head:
-            stage, in_deps = head.group(1), False
-            found[stage] = []
-            continue
-        if stage is None:
-            continue
-        if _DEPS.match(line):
-            in_deps = True
-        elif in_deps and _ITEM.match(line):
-            found[stage].append(_ITEM.match(line).group(1))
-        elif in_deps and line.strip() and not line.lstrip().startswith("#"):
-            in_deps = False
-    return found
+    return _blocks(text, _DEPS, _ITEM)
 
 
 def wanted_deps(root: Path, written: Mapping[str, list[str]]) -> dict[str, list[str]]:

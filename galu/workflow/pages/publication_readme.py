@@ -2,8 +2,11 @@
 from ``published/``.
 
 :func:`paper_section` writes it from the publications under ``published/``
-(:mod:`galu.workflow.publishing.publish`), one after another: the run's commits
-(:func:`commits_text`), machine, configuration and times, its figures and verdict page, its stages
+(:mod:`galu.workflow.publishing.publish`), one after another: the run's machine, configuration
+and times, one sentence on its code (:func:`code_statement`: how many outputs, made on how many
+commits, and how many have code equivalent to the commit it was published from, by that commit's
+code-equivalence ledger), the commits themselves behind a collapsed ``<details>``, its figures
+(each linking its caption page) and verdict page, its stages
 and the paper's settings it reduced, its claims table, and its verdicts beside those of the quick
 run (:mod:`galu.workflow.pages.scale_table`); when none is published, how to publish one
 (:data:`NO_PUBLICATION`). ``galu readme`` puts it between :data:`PAPER_MARKERS` in
@@ -15,17 +18,22 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from galu.workflow.commits import made_on_files
+from galu.workflow.closure import code_label
+from galu.workflow.commits import made_on
+from galu.workflow.equivalence import LEDGER, Ledger, LedgerError, unverified
 from galu.workflow.pages.compare import read_run
 from galu.workflow.pages.scale_table import beside_quick_lines, scale_notes
 from galu.workflow.planning.costs import CONSTANTS
 from galu.workflow.planning.plan import PAPER_CONFIGFILES, paper_gpu_text
-from galu.workflow.provenance import PUBLISHED
-from galu.workflow.publication_folders import MANIFEST, VIEW, png_figures
+from galu.workflow.provenance import PUBLISHED, sidecar_path
+from galu.workflow.publication_folders import MANIFEST, VIEW, json_record, png_figures
+from galu.workflow.trust.equivalence_check import EquivalenceError, export
+from galu.workflow.trust.ledger_verify import commit_closures
 
 NO_PUBLICATION = (
     "No run at the paper level is published yet: `snakemake --cores 2 --configfile"
@@ -58,7 +66,8 @@ def _time_text(manifest: Mapping[str, Any]) -> str:
 
 
 def commits_text(manifest: Mapping[str, Any]) -> str:
-    """The commits the published files were made on, and any made from uncommitted changes."""
+    """The commits the published files were made on, and any made from uncommitted changes
+    (``galu publish``'s summary line)."""
     commits = manifest.get("commits") or {manifest.get("commit"): None}
     if len(commits) == 1:
         text = f"commit `{next(iter(commits))}`"
@@ -66,6 +75,17 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
         text = f"made on {len(commits)} commits, " + ", ".join(
             f"`{c[:12]}` ({n} files)" for c, n in commits.items()
         )
+    return text + uncommitted_text(manifest, set(commits))
+
+
+def uncommitted_text(
+    manifest: Mapping[str, Any], commits: set[str], clean_checkout: bool = True
+) -> str:
+    """What the manifest says of uncommitted changes (files made from them, files whose
+    sidecar does not say, a checkout published with them) and, for a run made on other
+    commits (``commits``) when ``clean_checkout``, the clean checkout it was published from;
+    "" when nothing."""
+    text = ""
     dirty = manifest.get("dirty_files")
     if dirty:
         text += f", **{len(dirty)} file(s) from uncommitted changes** (e.g. `{dirty[0]}`)"
@@ -84,11 +104,111 @@ def commits_text(manifest: Mapping[str, Any]) -> str:
         )
     elif "dirty" in checkout and checkout["dirty"] is None:
         text += "; published from outside a git checkout (its state is not known)"
-    elif checkout.get("commit") and set(commits) != {checkout["commit"]}:
+    elif clean_checkout and checkout.get("commit") and commits != {checkout["commit"]}:
         # a run made over several sittings: the commit whose code the files were checked
         # against when published (``galu audit --strict`` at that commit)
         text += f"; published from a clean checkout of `{checkout['commit'][:12]}`"
     return text
+
+
+def code_statement(
+    records: Mapping[str, Mapping[str, Any]],
+    commit: str | None,
+    closures: Mapping[str, str] | None,
+    ledger: Ledger | None,
+    unknown: str = "",
+) -> str:
+    """One sentence on the code of a publication's outputs (``records``: contract path ->
+    sidecar): how many were made on how many commits, and how many have code equivalent to
+    ``commit``'s, the commit it was published from. An output's code is equivalent to it when
+    the closure its sidecar records is that commit's closure of the same script (``closures``:
+    :func:`~galu.workflow.closure.code_label` -> sha256) or one ``ledger`` (the ledger of that
+    commit) records as number-neutral to it. ``closures`` None: not known, ``unknown`` says
+    why."""
+    commits, _ = made_on(records)
+    count, plural = len(records), "" if len(commits) == 1 else "s"
+    head = f"Its {count} outputs were made on {len(commits)} commit{plural}"
+    if commit is None or closures is None or ledger is None:
+        return f"{head}; {unknown}."
+    others = [
+        path for path, record in sorted(records.items()) if not _same_code(record, closures, ledger)
+    ]
+    where = (
+        f"`{commit[:12]}`'s, the commit it was published from (the code-equivalence ledger,"
+        f" `{LEDGER}`)"
+    )
+    if not others:
+        return f"{head}; every output's code is equivalent to {where}."
+    made = (records[others[0]].get("git") or {}).get("commit") or "unknown"
+    return (
+        f"{head}; the code of {count - len(others)} of them is equivalent to {where}, not"
+        f" that of the other {len(others)} (e.g. `{others[0]}`, made on `{made[:12]}`)."
+    )
+
+
+def _same_code(record: Mapping[str, Any], closures: Mapping[str, str], ledger: Ledger) -> bool:
+    code = record.get("code")
+    if not isinstance(code, Mapping) or not isinstance(code.get("script"), str):
+        return False
+    current = closures.get(code_label(code))
+    return current is not None and ledger.evidence(str(code.get("sha256")), current) is not None
+
+
+def code_at(root: Path, commit: str) -> tuple[dict[str, str], Ledger] | None:
+    """The closure of every script at ``commit`` (computed by that commit's code, cached per
+    commit: :func:`~galu.workflow.trust.ledger_verify.commit_closures`) and the ledger as that
+    commit holds it (its entries believed as ``galu audit`` believes them: both commits in this
+    checkout's history; ``galu audit`` recomputes those its outputs rely on); None when this
+    checkout cannot tell (no git, or the commit is not in it)."""
+    try:
+        closures = commit_closures(root, commit)
+        with tempfile.TemporaryDirectory(prefix="galu-ledger-") as tmp:
+            ledger = Ledger.load(export(root, commit, Path(tmp) / "tree", ("workflow",)))
+    except (EquivalenceError, LedgerError, OSError, ValueError):
+        return None
+    ledger.untrusted = unverified(root, ledger.entries.values())
+    return closures, ledger
+
+
+def _statement(folder: Path, manifest: Mapping[str, Any], root: Path) -> str:
+    """:func:`code_statement` of the publication ``folder`` (in the checkout ``root``), judged
+    against the commit it was published from when that checkout was clean."""
+    records = {c: json_record(sidecar_path(folder / c)) for c in manifest.get("files", [])}
+    checkout = manifest.get("published_from") or {}
+    commit = checkout.get("commit") if checkout.get("dirty") is False else None
+    if commit is None:
+        why = (
+            "the checkout it was published from is not recorded"
+            if not checkout
+            else "no commit's code is the one they were checked against"
+        )
+        return code_statement(records, None, None, None, why)
+    found = code_at(root, commit)
+    if found is None:
+        why = (
+            f"whether their code is equivalent to `{commit[:12]}`'s, the commit it was published"
+            " from, cannot be checked without that commit in this checkout's git history"
+        )
+        return code_statement(records, None, None, None, why)
+    return code_statement(records, commit, *found)
+
+
+def commits_details(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The commits a publication's outputs were made on, each with how many, in a collapsed
+    block (none when there is one commit)."""
+    commits, _ = made_on(records)
+    if len(commits) < 2:
+        return []
+    listed = ", ".join(f"`{c[:12]}` ({n})" for c, n in commits.items())
+    return [
+        f"<details><summary>The {len(commits)} commits, each with how many outputs were made on"
+        " it</summary>",
+        "",
+        f"{listed}.",
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _figure_lines(folder: Path, files: list[str], up: str = "") -> list[str]:
@@ -98,8 +218,17 @@ def _figure_lines(folder: Path, files: list[str], up: str = "") -> list[str]:
     if not figures:
         return []
     where = f"{PUBLISHED}/{folder.name}"
-    links = ", ".join(f"[{PurePosixPath(c).stem}]({up}{where}/{c})" for c in figures)
-    line = f"Its figures (PNG, a PDF beside each): {links}."
+    # each figure's caption page (the figure with its caption) where the publication has one
+    pages = {c: str(PurePosixPath(c).with_suffix(".html")) for c in figures}
+    links = ", ".join(
+        f"[{PurePosixPath(c).stem}]({up}{where}/{pages[c] if (folder / pages[c]).is_file() else c})"
+        for c in figures
+    )
+    line = (
+        f"Its figures, each with its caption (a PDF beside each): {links}."
+        if all((folder / p).is_file() for p in pages.values())
+        else f"Its figures (PNG, a PDF beside each): {links}."
+    )
     if (folder / VIEW).is_file():
         line += f" Each claim with a link to its figure: [`{where}/{VIEW}`]({up}{where}/{VIEW})."
     return [line, ""]
@@ -111,16 +240,23 @@ def _publication_lines(folder: Path, quick: Path | None, up: str = "") -> list[s
     when there is none)."""
     manifest = json.loads((folder / MANIFEST).read_text())
     scale = manifest["scale"]
-    if "commits" not in manifest:  # published before manifests listed them: the sidecars do
-        files = {c: folder / c for c in manifest.get("files", [])}
-        manifest["commits"], manifest["dirty_files"] = made_on_files(files)
+    records = {c: json_record(sidecar_path(folder / c)) for c in manifest.get("files", [])}
+    commits, dirty = made_on(records)
+    if "dirty_files" not in manifest:  # published before manifests listed them: the sidecars do
+        manifest["dirty_files"] = dirty
     configs = " + ".join(f"`{c}`" for c in manifest.get("configfiles", []))
+    statement = _statement(folder, manifest, folder.parent.parent)
+    # (the statement names the clean checkout it was published from)
+    notes = uncommitted_text(manifest, set(commits), clean_checkout=False)
+    if notes:
+        statement = f"{statement[:-1]}{notes}."
     lines = [
-        f"The **{scale}** run: {commits_text(manifest)}; machine:"
-        f" {manifest.get('machine')} (device {manifest.get('device')}); configuration"
-        f" {configs}; {_time_text(manifest)}. Its tables and their provenance sidecars are"
-        f" in `{PUBLISHED}/{scale}/` (`galu audit` verifies them).",
+        f"The **{scale}** run: machine {manifest.get('machine')} (device"
+        f" {manifest.get('device')}); configuration {configs}; {_time_text(manifest)}. Its"
+        f" tables and their provenance sidecars are in `{PUBLISHED}/{scale}/` (`galu audit`"
+        f" verifies them). {statement}",
         "",
+        *commits_details(records),
     ]
     lines += _figure_lines(folder, manifest.get("files", []), up)
     if manifest.get("stages"):

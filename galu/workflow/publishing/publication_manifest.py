@@ -38,6 +38,10 @@ NOT_PUBLISHED = ("results/report.zip",)
 RUN_FOLDERS = ("results", "figures")
 # Always published: the verdict (contract paths).
 VERDICT = ("results/claims.csv", "results/claims.md", "results/claims_summary.json")
+# The run's own pages: they link the run's checkout (its figures under figures/<scale>/), so
+# they are no pages of a publication; kept in its run state for `galu resume`, byte for byte
+# with their sidecars (galu.workflow.publishing.publish explains why).
+RUN_PAGES = ("results/claims.html",)
 
 
 def _sidecars(folder: Path) -> Iterable[dict[str, Any]]:
@@ -144,20 +148,32 @@ def run_files(scale: str) -> list[str]:
     return list(dict.fromkeys([*(v for v in VERDICT if v in found), *found]))
 
 
-def run_state(scale: str, contracts: Iterable[str]) -> dict[str, Any]:
+def run_state(scale: str, contracts: Iterable[str], pages: Iterable[str] = ()) -> dict[str, Any]:
     """What a publication keeps besides the tables: Snakemake's metadata of each published
-    file and of its sidecar (keyed by the run's path), every benchmark table of the run
-    (``logs/<scale>/benchmarks``; path -> text) and the checkpoints of its unfinished jobs
-    (:func:`kept_checkpoints`; only when there are any)."""
-    paths = [scaled(c, scale) for c in contracts]
+    file, each of the run's own pages ``pages`` (:data:`RUN_PAGES`: contract path -> its text
+    and its sidecar's, ``run_pages``; only when there are any) and their sidecars (keyed by the
+    run's path), every benchmark table of the run (``logs/<scale>/benchmarks``; path -> text)
+    and the checkpoints of its unfinished jobs (:func:`kept_checkpoints`; only when there are
+    any)."""
+    pages = list(pages)
+    kept = {
+        c: {
+            # (bytes as they are: read_text would translate line endings)
+            "text": Path(scaled(c, scale)).read_bytes().decode("utf-8"),
+            "sidecar": sidecar_path(scaled(c, scale)).read_bytes().decode("utf-8"),
+        }
+        for c in pages
+    }
+    paths = [scaled(c, scale) for c in [*contracts, *pages]]
     targets = [p for path in paths for p in (path, f"{path}{SIDECAR_SUFFIX}")]
     benchmarks = Path(scaled("logs/benchmarks", scale))
     tables = sorted(benchmarks.rglob("*.tsv")) if benchmarks.is_dir() else []
-    kept, too_large = kept_checkpoints(scale)
+    checkpoints, too_large = kept_checkpoints(scale)
     return {
         "snakemake_metadata": read_metadata(targets),
+        **({"run_pages": kept} if kept else {}),
         "benchmarks": {p.as_posix(): p.read_text() for p in tables},
-        **({"checkpoints": kept} if kept else {}),
+        **({"checkpoints": checkpoints} if checkpoints else {}),
         **({"checkpoints_left_out": too_large} if too_large else {}),
     }
 

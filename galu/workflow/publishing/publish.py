@@ -12,10 +12,23 @@ commits its files were made on and whether any of them or the checkout had uncom
 changes, the machine, its configuration, its wall time and job time, and the files) and
 ``run-state.json``, what continuing the run elsewhere needs
 (:mod:`galu.workflow.publishing.resume`). ``claims.html`` is the run's verdict page with its figure
-links pointing into the publication (the run's own ``results/claims.html`` links the run's figure
-folder), made from the published landing page and figures (:func:`view_page`). A run whose files
-their sidecars do not vouch for, or that is partly deleted, is refused before anything is touched
-(:func:`_check_run`).
+links pointing into the publication, made from the published landing page (:func:`view_page`);
+each figure it names links the figure's caption page, ``figures/<stage>/<name>.html``: the figure
+beside its caption rendered (:mod:`galu.workflow.publishing.caption_pages`), or the PNG where no
+caption is published. A run whose files their sidecars do not vouch for, or that is partly
+deleted, is refused before anything is touched (:func:`_check_run`).
+
+The run's own verdict page, ``results/claims.html``, is not a page of the publication: it links
+the figures of the run's checkout (``../../figures/<scale>/...``), which lie elsewhere in a
+publication, so a copy would be a second verdict page with every figure link broken. It is
+not rewritten either: a relinked copy under the run's path would be put back by ``galu resume``
+with bytes the claims job never wrote (the audit would find it changed, or Snakemake its job
+due), and the publication has the same page at its root already. So it is left out of the
+publication's files (:data:`~galu.workflow.publishing.publication_manifest.RUN_PAGES`) and kept,
+byte for byte with its sidecar, in ``run-state.json`` (``run_pages``), which holds what
+continuing the run needs and is no page: ``galu resume`` checks it against its sidecar and puts
+it back with Snakemake's record of it, so a resumed run plans no claims job for it, and the
+audit of the resumed checkout finds the claims job's own bytes and sidecar.
 
 A publication is replaced whole: the new one is built and verified in a sibling folder and
 renamed into place, so that an interrupted ``galu publish`` leaves the previous publication
@@ -64,13 +77,22 @@ from galu.workflow.publication_folders import (
     publication_folder,
     recover_interrupted,
 )
+from galu.workflow.publishing.caption_pages import (
+    caption_page,
+    captioned,
+    page_of,
+    published_config,
+)
 from galu.workflow.publishing.publication_manifest import (
+    RUN_PAGES,
     _made_on,
     _manifest,
     run_files,
     run_state,
 )
 from galu.workflow.scales import OutputRoot, scaled
+from galu.workflow.settings.config import ConfigError
+from galu.workflow.settings.runconfig import run_config
 from galu.workflow.sidecar_shape import shape_problem
 
 # A published table lives in git: keep the repository small.
@@ -220,11 +242,14 @@ def publish(
     target = Path(publication_folder(scale, in_progress))
     recover_interrupted(target)
     staging = _sibling(target, STAGING)
+    record = json_record(sidecar_path(claims)) if claims.is_file() else {}
+    pages = [c for c in files if c in RUN_PAGES]  # kept in the run state, not as pages
+    published = [c for c in files if c not in RUN_PAGES]
+    config = _caption_config(scale, configfiles, record) if captioned(published) else None
     try:
-        copied, left_out = _copy_run(run, files, staging)
+        copied, left_out = _copy_run(run, published, staging)
         # still left out: what an earlier publication left out and this resumed run lacks
         left_out += [c for c in earlier if not (run / c).is_file()]
-        record = json_record(sidecar_path(claims)) if claims.is_file() else {}
         manifest = {
             "scale": scale,
             "in_progress": in_progress,
@@ -232,8 +257,9 @@ def publish(
             "machine": machine,
             "configfiles": configfiles,
             **_manifest(scale, record, files=copied, left_out=left_out),
+            **({"config": config} if config is not None else {}),
         }
-        _write_records(staging, target, manifest, run_state(scale, copied))
+        _write_records(staging, target, manifest, run_state(scale, copied, pages))
         _verify(run, copied, staging)
         _fsync_tree(staging)
     except BaseException:
@@ -241,6 +267,34 @@ def publish(
         raise
     _swap(staging, target)
     return manifest
+
+
+def _caption_config(
+    scale: str, configfiles: list[str], record: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The run's configuration, as its captions read it (:mod:`~galu.workflow.publishing.
+    caption_pages`): its configuration files merged as Snakemake merges them, with the stages
+    the claims table records (a run may have named them with ``--config``), the site's keys
+    left out; None when no file is named (the captions must then need none). Raises
+    PublishError when the files cannot be read or are another scale's."""
+    if not configfiles:
+        return None
+    try:
+        config = run_config(".", configfiles)
+    except ConfigError as error:
+        raise PublishError(
+            f"the configuration {' '.join(configfiles)} cannot be read ({error}); the captions"
+            " are rendered with it. Nothing was published"
+        ) from None
+    if config.get("scale") != scale:
+        raise PublishError(
+            f"the configuration {' '.join(configfiles)} is of the {config.get('scale')} scale,"
+            f" not {scale}: name the run's with --configfile. Nothing was published"
+        )
+    stages = (record.get("params") or {}).get("stages")
+    if isinstance(stages, list):
+        config["stages"] = stages
+    return published_config(config)
 
 
 def copy_file(source: Path, dest: Path) -> None:
@@ -274,14 +328,20 @@ def _copy_run(run: OutputRoot, files: list[str], staging: Path) -> tuple[list[st
 def _write_records(
     staging: Path, target: Path, manifest: Mapping[str, Any], state: Mapping[str, Any]
 ) -> None:
-    """``run-state.json``, ``publication.json`` and the verdict page (:func:`view_page`) in
-    ``staging``, each with a sidecar that records the published files it was made from as its
-    inputs (the audit checks the set), under the paths they take once the publication is in
-    place."""
+    """``run-state.json``, ``publication.json``, each captioned figure's page
+    (:func:`~galu.workflow.publishing.caption_pages.caption_page`) and the verdict page
+    (:func:`view_page`) in ``staging``, each with a sidecar that records the published files it
+    was made from as its inputs (the audit checks the set), under the paths they take once the
+    publication is in place."""
     files = manifest["files"]
     for name, content in ((STATE, state), (MANIFEST, manifest)):
         data = (json.dumps(content, indent=1) + "\n").encode()
         _write_with_sidecar(staging, target, name, data, files)
+    from galu.workflow.landing import LANDING_PAGE
+
+    for figure in captioned(files):
+        page, inputs = caption_page(staging, figure, view=LANDING_PAGE in files)
+        _write_with_sidecar(staging, target, page_of(figure), page, inputs)
     view = view_page(staging, files)
     if view is not None:
         _write_with_sidecar(staging, target, VIEW, view[0], view[1])
@@ -304,16 +364,17 @@ def _write_with_sidecar(
 def view_page(staging: Path, files: list[str]) -> tuple[bytes, list[str]] | None:
     """The publication's verdict page (``claims.html`` at its root) and what it is made from:
     the run's landing page (:data:`~galu.workflow.landing.LANDING_PAGE`) as HTML, each figure
-    it names linked to the published PNG; None for a run without a landing page yet (a run
-    in progress). The run's own ``results/claims.html`` links the figures of the run's
-    checkout (``figures/<scale>/``), which are elsewhere in a publication."""
+    it names linked to its caption page (:func:`~galu.workflow.publishing.caption_pages.page_of`,
+    written first), or to the published PNG where it has none; None for a run without a landing
+    page yet (a run in progress). The run's own ``results/claims.html`` links the figures of the
+    run's checkout (``figures/<scale>/``), which are elsewhere in a publication."""
     from galu.workflow.landing import LANDING_PAGE, landing_html
 
     if LANDING_PAGE not in files:
         return None
-    figures = png_figures(files)
-    page = landing_html((staging / LANDING_PAGE).read_text(), {f: f for f in figures})
-    return page.encode(), [LANDING_PAGE, *figures]
+    links = {f: page_of(f) if (staging / page_of(f)).is_file() else f for f in png_figures(files)}
+    page = landing_html((staging / LANDING_PAGE).read_text(), links)
+    return page.encode(), [LANDING_PAGE, *links.values()]
 
 
 def _verify(run: OutputRoot, copied: list[str], staging: Path) -> None:

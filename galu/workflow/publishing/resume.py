@@ -22,12 +22,18 @@ benchmark tables (the cost model's measurements). :func:`resume` puts them back:
 
 Figures are published and put back like the tables (PNG and PDF, with their sidecars), and
 the checkpoints of jobs that were cut off (:mod:`galu.checkpoints`) where the checkout has none.
+The run's own verdict page (``results/claims.html``, which links the run's figure folder) is
+no page of the publication: its bytes and its sidecar are in ``run-state.json``
+(``run_pages``), checked against each other like a published file and put back beside the
+tables, so the claims job that wrote it is not due (:func:`_run_pages`). The publication's own
+pages (``claims.html`` at its root, each figure's caption page) stay in ``published/``.
 """
 
 from __future__ import annotations
 
 import base64
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -53,7 +59,7 @@ from galu.workflow.publication_folders import (
     STATE,
     publication_folder,
 )
-from galu.workflow.publishing.publication_manifest import RUN_FOLDERS
+from galu.workflow.publishing.publication_manifest import RUN_FOLDERS, RUN_PAGES
 from galu.workflow.running.snakemake_metadata import METADATA, metadata_record_path
 from galu.workflow.scales import scaled
 from galu.workflow.sidecar_shape import inside_problem, shape_problem
@@ -144,6 +150,18 @@ def _read_record(path: Path) -> dict[str, Any]:
             f" {_CHECKPOINT_PREFIX}); nothing was copied. Restore"
             " it with `git checkout -- published/`"
         )
+    pages = _mapping(content, path, "run_pages")
+    if any(
+        p not in RUN_PAGES
+        or not isinstance(kept, dict)
+        or not all(isinstance(kept.get(k), str) for k in ("text", "sidecar"))
+        for p, kept in pages.items()
+    ):
+        raise ResumeError(
+            f"{path.as_posix()} holds run pages other than {', '.join(RUN_PAGES)}, or one"
+            " without its text and sidecar; nothing was copied. Restore it with"
+            " `git checkout -- published/`"
+        )
     if not all(isinstance(t, str) for t in content.get("benchmarks", {}).values()):
         raise ResumeError(
             f"{path.as_posix()} holds a benchmark table that is not text; nothing was copied."
@@ -216,6 +234,52 @@ def _plan(folder: Path, files: Iterable[str], scale: str, root: Path) -> tuple[l
         else:
             conflict.append(pair)
     return copy, same, conflict
+
+
+def _run_pages(
+    folder: Path, pages: Mapping[str, Mapping[str, str]], scale: str, root: Path
+) -> tuple[list[tuple[Path, bytes, bytes]], list[Path], list[Path], list[str]]:
+    """The run's own pages kept in the run state (contract -> text and sidecar): (to write as
+    (target, bytes, sidecar bytes), already there with the same bytes, conflicting, failing
+    their sidecar). A page's sidecar must be sealed, describe the run's path and record the
+    page's bytes, as the audit asks of any output."""
+    write, same, conflict, bad = [], [], [], []
+    for contract, kept in pages.items():
+        target = root / scaled(contract, scale)
+        data, side = kept["text"].encode(), kept["sidecar"].encode()
+        where = f"{(folder / STATE).as_posix()}'s {contract}"
+        try:
+            record = json.loads(side)
+        except ValueError as error:
+            bad.append(f"{where} has a sidecar that is not readable JSON ({error})")
+            continue
+        problem = (
+            shape_problem(record)
+            or seal_problem(side)
+            or (
+                f"describes {record['output']['path']}, not {scaled(contract, scale)}"
+                if record["output"]["path"] != scaled(contract, scale)
+                else None
+            )
+            or (
+                "has other bytes than its sidecar records"
+                if hashlib.sha256(data).hexdigest() != record["output"]["sha256"]
+                else None
+            )
+        )
+        if problem:
+            bad.append(f"{where} {problem}")
+        elif not target.exists():
+            write.append((target, data, side))
+        elif target.read_bytes() == data and _holds(sidecar_path(target), side):
+            same.append(target)
+        else:
+            conflict.append(target)
+    return write, same, conflict, bad
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    return path.is_file() and path.read_bytes() == data
 
 
 def _same_bytes(a: Path, b: Path) -> bool:
@@ -296,7 +360,8 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
     files = manifest.get("files", [])
     state_file = folder / STATE
     state = _read_record(state_file) if state_file.is_file() else {}
-    bad = _check_copies(folder, files)
+    pages = _run_pages(folder, state.get("run_pages", {}), scale, root)
+    bad = _check_copies(folder, files) + pages[3]
     if bad:
         raise ResumeError(
             "published file(s) fail their provenance check, so they are not put back: "
@@ -304,8 +369,9 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
             + ". Restore them with `git checkout -- published/`, or rerun their jobs."
         )
     to_copy, same, conflict = _plan(folder, files, scale, root)
-    if conflict:
-        names = ", ".join(t.relative_to(root).as_posix() for _, t in conflict)
+    if conflict or pages[2]:
+        clashes = [t for _, t in conflict] + pages[2]
+        names = ", ".join(t.relative_to(root).as_posix() for t in clashes)
         raise ResumeError(
             f"this checkout's {scale} run already has different file(s) or provenance"
             f" records (sidecars): {names}. Nothing was copied; move them aside (or delete"
@@ -316,12 +382,18 @@ def resume(scale: str, root: str | os.PathLike[str] = ".", in_progress: bool = F
         source = folder / contract
         for src, dest in ((source, target), (sidecar_path(source), sidecar_path(target))):
             copy_to(src, dest)
-    for _, target in to_copy + same:
+    for target, data, side in pages[0]:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(target, data)
+        atomic_write_bytes(sidecar_path(target), side)
+    restored = [t for _, t in to_copy] + [t for t, _, _ in pages[0]]
+    present = [t for _, t in same] + pages[1]
+    for target in restored + present:
         for path in (target, sidecar_path(target)):
             os.utime(path, (now, now))  # one instant: no restored file older than another
     return Resumed(
-        restored=[t.relative_to(root).as_posix() for _, t in to_copy],
-        present=[t.relative_to(root).as_posix() for _, t in same],
+        restored=[t.relative_to(root).as_posix() for t in restored],
+        present=[t.relative_to(root).as_posix() for t in present],
         records=_write_records(state.get("snakemake_metadata", {}), root),
         benchmarks=_write_benchmarks(state.get("benchmarks", {}), root, now),
         checkpoints=_write_checkpoints(state.get("checkpoints", {}), root),

@@ -127,10 +127,22 @@ def read_sidecar(path: Path) -> dict[str, Any] | None:
     return record
 
 
+def is_caption_page(contract: str) -> bool:
+    """Whether a publication's file (a contract path) is one of its caption pages
+    (``figures/<stage>/<name>.html``, galu/workflow/publishing/caption_pages.py): an HTML file
+    among the figures, which a run never makes (its figures are PNG and PDF). Like the
+    publication's ``claims.html``, ``galu publish`` makes it from the published files, so its
+    sidecar describes it where it lies, not a run's path."""
+    parts = PurePosixPath(contract).parts
+    return len(parts) > 2 and parts[0] == "figures" and contract.endswith(".html")
+
+
 def described_elsewhere(root: Path, path: Path, record: dict[str, Any]) -> str | None:
     """A sidecar that describes another file: an output copied with its sidecar (an array of
     one dataset passed off as another) must not inherit that provenance."""
-    here = described_path(path.relative_to(root).as_posix())
+    rel = path.relative_to(root).as_posix()
+    published = publication_scale(rel)
+    here = rel if published and is_caption_page(published[1]) else described_path(rel)
     return elsewhere_problem(record["output"]["path"], here)
 
 
