@@ -782,3 +782,28 @@ def test_a_republished_run_keeps_the_machine_its_publication_records(tmp_path, m
     assert record["machine"] == "the run's machine"
     main(["publish", "--scale", "paper-cpu", "--configfile", "config/paper.yaml", "--machine", "x"])
     assert json.loads(Path("published/paper-cpu/publication.json").read_text())["machine"] == "x"
+
+
+def test_a_run_in_progress_publishes_no_output_its_code_has_changed_since(tmp_path, monkeypatch):
+    from test_audit import _coded_tree
+
+    from galu.workflow.closure import CodeScanner
+
+    monkeypatch.chdir(tmp_path)
+    _coded_tree(tmp_path)
+    scanner = CodeScanner(tmp_path)
+    table = "results/paper-cpu/s/x.csv"
+    Run("make", code=scanner.closure("scripts/make.py").record()).write_csv(
+        pd.DataFrame({"x": [1]}), table
+    )
+    plot = Run("plot", inputs=[table], code=scanner.closure("scripts/plot.py").record())
+    plot.write_csv(pd.DataFrame({"y": [1]}), "figures/paper-cpu/s/y.csv")
+    kept = publish("paper-cpu", configfiles=[], machine="m", in_progress=True, allow_dirty=True)
+    assert kept["files"] == ["results/s/x.csv", "figures/s/y.csv"]
+    assert "stale_left_out" not in kept
+    (tmp_path / "galu/maths.py").write_text("def f():\n    return 2\n")  # the table's code
+    kept = publish("paper-cpu", configfiles=[], machine="m", in_progress=True, allow_dirty=True)
+    # the table and the figure drawn from it are remade by the run: neither is carried
+    assert kept["files"] == [] and kept["stale_left_out"] == ["results/s/x.csv", "figures/s/y.csv"]
+    assert not Path("published/in-progress/paper-cpu/results/s/x.csv").exists()
+    assert audit_tree(".", ["published"]) == []

@@ -84,13 +84,14 @@ from galu.workflow.publishing.caption_pages import (
     published_config,
 )
 from galu.workflow.publishing.publication_manifest import (
+    RUN_FOLDERS,
     RUN_PAGES,
     _made_on,
     _manifest,
     run_files,
     run_state,
 )
-from galu.workflow.scales import OutputRoot, scaled
+from galu.workflow.scales import OutputRoot, scaled, unscaled
 from galu.workflow.settings.config import ConfigError
 from galu.workflow.settings.runconfig import run_config
 from galu.workflow.sidecar_shape import shape_problem
@@ -232,6 +233,10 @@ def publish(
     if unsealed:
         names = ", ".join(p.as_posix() for p in unsealed)
         raise PublishError(f"{names}: no provenance sidecar; rerun their jobs")
+    # A run kept between sittings carries what is current: an output of code that changed
+    # since (a figure whose drawing was edited) is remade by the run, never published stale.
+    stale = stale_outputs(scale, files) if in_progress else []
+    files = [c for c in files if c not in stale]
     earlier = left_out_before(scale)  # read once: the check and the manifest use it
     _check_run(run, files, scale, earlier)
     checkout = git_state()
@@ -258,6 +263,7 @@ def publish(
             "configfiles": configfiles,
             **_manifest(scale, record, files=copied, left_out=left_out),
             **({"config": config} if config is not None else {}),
+            **({"stale_left_out": stale} if stale else {}),
         }
         _write_records(staging, target, manifest, run_state(scale, copied, pages))
         _verify(run, copied, staging)
@@ -267,6 +273,18 @@ def publish(
         raise
     _swap(staging, target)
     return manifest
+
+
+def stale_outputs(scale: str, files: list[str]) -> list[str]:
+    """The run's outputs among ``files`` (contract paths) that ``galu audit`` finds stale
+    against this checkout's code, or made from one that is (their jobs rerun)."""
+    from galu.workflow.trust.audit import STALE, audit_tree
+
+    folders = [scaled(folder, scale) for folder in RUN_FOLDERS]
+    found = {
+        unscaled(f.path, scale) for f in audit_tree(".", folders) if f.problem.startswith(STALE)
+    }
+    return [c for c in files if c in found]
 
 
 def _caption_config(
