@@ -93,3 +93,27 @@ def test_a_quoted_measurement_may_round_the_other_way_but_a_count_may_not():
         "- x: 0 of its 1 claims reproduce and 1 does not: gap: 0.019 (test: 0.02), bound ≥ 0."
     )
     assert counts_agree(alternative, alternative.replace("0.019", "0.020"))
+
+
+ROW = (
+    "| `norm_abs_trains_deep` | normalization | |x| trains deep. | deepest depth | – | ≥ 30 |"
+    " {measured} | 0 | **{verdict}** (substitute data) |"
+)
+
+
+def test_an_indicative_claims_value_may_move_but_nothing_else_in_its_row():
+    from galu.workflow.pages.readme_sections import QUICK_MARKERS, readme_differences
+
+    def page(row):
+        return f"{QUICK_MARKERS[0]}\n{row}\n{QUICK_MARKERS[1]}"
+
+    held = ROW.format(measured="0.08", verdict="indicative")
+    for run, differ in [
+        (ROW.format(measured="< 0.1", verdict="indicative"), False),  # another CPU's noise
+        (ROW.format(measured="0.5", verdict="indicative"), False),
+        (ROW.format(measured="0.5", verdict="fail"), True),  # a verdict is compared
+        (ROW.format(measured="0.08", verdict="indicative").replace("≥ 30", "≥ 20"), True),
+    ]:
+        assert bool(readme_differences(page(held), f"{run}\n")) is differ, run
+    judged = ROW.format(measured="0.08", verdict="fail")
+    assert readme_differences(page(judged), ROW.format(measured="0.5", verdict="fail") + "\n")
