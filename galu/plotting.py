@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -193,3 +193,8 @@ def labelled_ticks(ax: Any, axis: str = "y") -> int:
         for tick in target.get_major_ticks()
         if tick.label1.get_text() and low <= tick.get_loc() <= high
     )
+
+
+def in_order(column: Iterable[Any]) -> list[Any]:
+    """A column's distinct values in order of first appearance (the table's own order)."""
+    return list(dict.fromkeys(column))

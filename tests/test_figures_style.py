@@ -220,7 +220,7 @@ def test_a_zero_height_bar_gets_a_marker_and_a_label(tmp_path, drawn):
     )
     # the sidecar records the seeds of the runs drawn and the drawing function
     assert drawn[-1][1] == [0]
-    assert drawn[-1][2]["drawn_by"] == "galu.normalization.figures.draw_max_depth"
+    assert drawn[-1][2]["drawn_by"] == "galu.normalization.training_figures.draw_max_depth"
     bars = fig.axes[0]
     # tilted_relu's depth 0, only, and the paper's depth for relu
     assert [t.get_text() for t in bars.texts] == ["0", "paper: 30"]
