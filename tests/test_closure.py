@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from galu.workflow.closure import CodeScanner, changed_files, source_hash
-from galu.workflow.settings.sitekeys import DATA_SITE_KEYS, data_result_settings, site_device
+from galu.workflow.settings.sitekeys import (
+    DATA_SITE_KEYS,
+    data_result_settings,
+    dataset_substitutes,
+    site_device,
+)
 
 from conftest import REPO
 
@@ -166,3 +171,22 @@ def test_site_device_and_data_settings():
                "link": False, "timeout_s": 5, "retries": 1, "backoff_s": 0.5}  # fmt: skip
     assert data_result_settings(section) == {"substitutes": [{"dataset": "cifar10"}]}
     assert set(section) - set(DATA_SITE_KEYS) == {"substitutes"}
+
+
+def test_a_download_params_carry_only_its_own_datasets_substitutes():
+    """Opting into the CIFAR-10 reconstruction changes nothing an MNIST job is planned from."""
+    cifar, mnist = {"dataset": "cifar10", "file": "a"}, {"dataset": "mnist", "file": "b"}
+    section = {
+        "mirrors": ["/m"],
+        "substitutes": [cifar, mnist, {"dataset": "cifar10", "file": "c"}],
+    }
+    assert data_result_settings(section, "mnist") == {"substitutes": [mnist]}
+    assert data_result_settings(section, "fashion_mnist") == {"substitutes": []}
+    assert dataset_substitutes(section["substitutes"], "cifar10") == [
+        cifar,
+        section["substitutes"][2],
+    ]
+    assert section["substitutes"][0] is cifar  # the config itself is left as it was
+    assert dataset_substitutes(None, "mnist") == []
+    # A malformed entry stays in every dataset's list, for the job's own check to name it.
+    assert dataset_substitutes(["oops", mnist], "cifar10") == ["oops"]

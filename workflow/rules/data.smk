@@ -3,7 +3,7 @@
 # they need, e.g. "data/processed/mnist.npz"; nothing here is added to ALL_TARGETS.
 from galu.workflow.planning.costs import download_sizes, prepare_sizes
 from galu.workflow.data import dataset_names
-from galu.workflow.settings.sitekeys import data_result_settings
+from galu.workflow.settings.sitekeys import data_result_settings, dataset_substitutes
 
 DATASET_NAMES = "|".join(dataset_names())
 
@@ -26,11 +26,13 @@ rule download:
     threads: 1
     resources:
         **job_resources(download_sizes),
-    # Only what can change the bytes (the substitutes): mirrors, timeouts and retries are
-    # site settings (galu/workflow/settings/sitekeys.py) the script reads from the config, so moving a mirror
-    # reruns nothing.
+    # Only what can change this dataset's bytes (its own substitutes): mirrors, timeouts and
+    # retries are site settings (galu/workflow/settings/sitekeys.py) the script reads from the
+    # config, so moving a mirror reruns nothing, nor does another dataset's substitute.
     params:
-        settings=data_result_settings(config["data"]),
+        settings=lambda wildcards: data_result_settings(
+            config["data"], wildcards.dataset
+        ),
     script:
         "../../scripts/data_download.py"
 
@@ -52,6 +54,8 @@ rule prepare:
     resources:
         **job_resources(prepare_sizes),
     params:
-        substitutes=config["data"]["substitutes"],
+        substitutes=lambda wildcards: dataset_substitutes(
+            config["data"]["substitutes"], wildcards.dataset
+        ),
     script:
         "../../scripts/data_prepare.py"

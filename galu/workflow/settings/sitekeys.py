@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,22 @@ def site_device(requested: str, *, local: bool, gpu: bool | None = None) -> str:
     return requested if present else "cpu"
 
 
-def data_result_settings(section: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of the ``data:`` section that shapes results: everything but the site keys."""
-    return {k: v for k, v in section.items() if k not in DATA_SITE_KEYS}
+def data_result_settings(section: Mapping[str, Any], dataset: str | None = None) -> dict[str, Any]:
+    """The part of the ``data:`` section that shapes results: everything but the site keys.
+
+    With ``dataset``, only that dataset's substitutes: another dataset's copy cannot change
+    this one's bytes, so opting into the CIFAR-10 reconstruction reruns nothing made from MNIST.
+    """
+    settings = {k: v for k, v in section.items() if k not in DATA_SITE_KEYS}
+    if dataset is not None:
+        settings["substitutes"] = dataset_substitutes(settings.get("substitutes"), dataset)
+    return settings
+
+
+def dataset_substitutes(entries: Sequence[Any] | None, dataset: str) -> list[Any]:
+    """The ``data.substitutes`` entries of one dataset, in config order.
+
+    An entry that is not a mapping stays in every list, so the job's own check
+    (galu.workflow.data.substitutes.parse_substitutes) still names it.
+    """
+    return [e for e in entries or () if not isinstance(e, Mapping) or e.get("dataset") == dataset]
