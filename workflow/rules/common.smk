@@ -141,5 +141,5 @@ CODE, CODE_LEDGER = run_hooks.code_tracking(workflow.basedir)
 def after_rules(rules):
     """Once all the rules are defined, the files are checked against the rules that make
     them, and each script rule's code closure is made its `code` param."""
-    run_hooks.check_files(workflow)
+    run_hooks.check_files(workflow, config)
     run_hooks.track_code(rules, CODE, CODE_LEDGER)

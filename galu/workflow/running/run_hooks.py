@@ -62,11 +62,12 @@ def check_at_parse(workflow: Any, config: dict, schema: str) -> None:
         stop(future)
 
 
-def check_files(workflow: Any) -> None:
+def check_files(workflow: Any, config: dict) -> None:
     """In the main process only, once every rule is defined: the pre-flight (raw archives,
     processed arrays and results whose bytes fail their checks are set aside so their jobs
     rerun; only files some rule makes; a dry run, or an informational command such as
-    ``--list-rules``, only reports them), then the outputs whose inputs kept their bytes."""
+    ``--list-rules``, only reports them), then the outputs whose inputs kept their bytes and
+    the data jobs' records made before their params became per dataset."""
     from galu.workflow.running.preflight import preflight
     from galu.workflow.running.preflight_findings import announce, blocked
     from galu.workflow.settings.snakemake_args import informational
@@ -86,6 +87,24 @@ def check_files(workflow: Any) -> None:
         stop(why)
     if not informational(sys.argv):
         keep_byte_identical()
+        carry_over_data_records(config["data"])
+
+
+def carry_over_data_records(section: dict) -> None:
+    """The data jobs' Snakemake records in the form before their params became per dataset,
+    rewritten once (galu/workflow/running/data_records.py), so that opting into one dataset's
+    substitute reruns nothing made from the others; a dry run does it too (records only, no
+    byte), so that it plans what the run will do. Not while another run holds the lock."""
+    from galu.workflow.running.data_records import carry_over
+    from galu.workflow.running.preflight import lock_held
+
+    if lock_held(Path(".")):
+        return
+    if rewritten := carry_over(section):
+        _say(
+            f"{len(rewritten)} record(s) of data jobs carried over to per-dataset params"
+            f" (nothing reruns for another dataset's substitute): {rewritten[0]}, ..."
+        )
 
 
 def keep_byte_identical() -> None:
