@@ -427,6 +427,22 @@ def test_a_claim_a_reduction_touches_is_indicative_with_its_value_and_the_reduct
     )
 
 
+def test_a_findings_part_in_double_brackets_is_written_only_where_its_tables_were_made(tree):
+    """A comparison only some scales run (normalization.wide) is quoted where it ran and left
+    out elsewhere; a part quoting a table that was made stays, as does a part without values."""
+    values = {
+        "mean": {"source": "results/t.csv", "expression": "y", "reduce": "mean", "precision": 0.01},
+        "top": {"source": "results/t.csv", "expression": "y", "reduce": "max", "precision": 0.1},
+        "wide": {"source": "results/w.csv", "expression": "y", "reduce": "max", "precision": 1},
+    }
+    finding = "mean {mean}.[[ At the other width {wide},\n max {top}.]][[ Always.]] End."
+    row = run_one(tree, expected=1.0, finding=finding, finding_values=values)
+    assert row.finding == "mean 0.42. Always. End."
+    (tree / "results/w.csv").write_text("y\n3\n")
+    row = run_one(tree, expected=1.0, finding=finding, finding_values=values)
+    assert row.finding == "mean 0.42. At the other width 3, max 0.9. Always. End."
+
+
 def test_a_finding_value_whose_column_is_missing_is_named_not_a_crash(tree):
     row = run_one(
         tree,

@@ -16,7 +16,8 @@ from galu.normalization import figures
 from galu.normalization.correlation_map import correlation_map
 from galu.normalization.isometry import mp_density
 from galu.normalization.stage import FIGURES as NORMALIZATION_FIGURES
-from galu.normalization.stage import PAPER
+from galu.normalization.stage import PAPER, WIDE_FIGURE
+from galu.normalization.stage import figures as stage_figures
 from galu.plotting import activation_colour, plt
 
 SQRT_2PI = math.sqrt(2 * math.pi)
@@ -35,7 +36,8 @@ def _labelled(ax) -> dict[str, object]:
 
 
 def test_every_figure_of_the_stage_has_a_drawing_function_and_its_seeds():
-    assert set(figures.DRAW) == set(NORMALIZATION_FIGURES) == set(figures.SHOWN_SEEDS)
+    drawn = {*NORMALIZATION_FIGURES, WIDE_FIGURE[0]}
+    assert set(figures.DRAW) == drawn == set(figures.SHOWN_SEEDS)
     for name, draw in figures.DRAW.items():
         assert draw.__name__ == f"draw_{name}"
 
@@ -421,3 +423,63 @@ def test_depth_scale_figure_draws_errors_against_depth_and_marks_six_xi():
     assert (arrow.xy, arrow.xyann) == ((60.0, 0.6), (60.0, 0.7))
     assert text.get_text() == "claim: tilted_relu below relu\nhere below, by 0.10"
     assert figures.SHOWN_SEEDS["depth_scales"](tables) == [0, 1]
+
+
+def _width_tables() -> dict[str, pd.DataFrame]:
+    runs = pd.DataFrame(
+        dict(activation=["relu"] * 3 + ["tilted_relu"] * 3, width=[8, 8, 64] * 2,
+             depth=[3, 3, 3] * 2, seed=[0, 1, 0] * 2, compared_at_epoch=4,
+             diverged=[False, False, False, False, True, False],
+             loss_ratio=[0.2, 0.4, 0.1, 0.9, 1.0, 0.3],
+             final_test_error=[0.5, 0.7, 0.4, 0.8, 0.9, 0.6])
+    )  # fmt: skip
+    narrow = pd.DataFrame(
+        dict(activation=["relu", "relu", "tilted_relu", "tilted_relu", "tanh", "tanh"],
+             width=8, layer=[1, 2] * 3, seed=2, mean_abs_cos=[0.5, 0.6, 0.2, 0.1, 0.7, 0.7],
+             random_baseline=0.3)
+    )  # fmt: skip
+    wide = narrow[narrow["activation"] != "tanh"].assign(width=64, random_baseline=0.1, seed=3)
+    return {"widths": runs, "correlations": narrow, "wide_correlations": wide}
+
+
+def test_widths_figure_draws_both_widths_side_by_side_with_their_correlations():
+    tables = _width_tables()
+    fig = figures.draw_widths(tables, scale="paper-cpu", loss_fraction=0.5)
+    error, ratio, corr = fig.axes
+    lines = _labelled(error)
+    assert sorted(lines) == ["relu, w = 64", "relu, w = 8", "tilted_relu, w = 64",
+                             "tilted_relu, w = 8"]  # fmt: skip
+    np.testing.assert_allclose(lines["relu, w = 8"].get_ydata(), [0.6])  # mean over seeds
+    np.testing.assert_allclose(lines["tilted_relu, w = 64"].get_ydata(), [0.6])
+    assert lines["relu, w = 8"].get_linestyle() == "-"
+    assert lines["relu, w = 64"].get_linestyle() == "--"
+    assert error.get_ylabel() == "test error at epoch 4"
+    assert to_hex(lines["tilted_relu, w = 8"].get_color()) == to_hex(
+        activation_colour("tilted_relu")
+    )
+    ratios = _labelled(ratio)
+    np.testing.assert_allclose(ratios["tilted_relu, w = 8"].get_ydata(), [0.95])
+    np.testing.assert_allclose(ratios["trains below 0.5"].get_ydata(), [0.5, 0.5])
+    crosses = [c for c in ratio.collections if c.get_offsets().shape[0] == 1]
+    assert any(np.allclose(c.get_offsets(), [[3, 1.0]]) for c in crosses)  # the diverged run
+    corrs = _labelled(corr)
+    assert "tanh, w = 8" not in corrs  # only the activations compared at both widths
+    np.testing.assert_allclose(corrs["tilted_relu, w = 64"].get_ydata(), [0.2, 0.1])
+    np.testing.assert_allclose(corrs["random vectors, w = 64"].get_ydata(), [0.1, 0.1])
+    np.testing.assert_allclose(corrs["random vectors, w = 8"].get_ydata(), [0.3, 0.3])
+    assert fig._suptitle.get_text() == (
+        "Deep plain MLPs on CIFAR-10 at two widths (paper-cpu scale)"
+    )
+    assert figures.SHOWN_SEEDS["widths"](tables) == [0, 1, 2, 3]
+
+
+def test_the_widths_figure_is_drawn_only_where_a_second_width_is_trained():
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    names = [f.name for f in stage_figures(config)]
+    assert "widths" not in names and names == list(NORMALIZATION_FIGURES)
+    config["normalization"]["wide"]["activations"] = ["relu"]
+    widths = [f for f in stage_figures(config) if f.name == "widths"]
+    assert [list(f.tables) for f in widths] == [list(WIDE_FIGURE[2])]
+    assert widths[0].draw == {
+        "loss_fraction": config["normalization"]["trainability"]["loss_fraction"]
+    }

@@ -34,6 +34,7 @@ from galu.normalization.training_figures import (
     draw_max_depth,
     draw_training,
 )
+from galu.normalization.width_figures import draw_widths
 from galu.plotting import (
     activation_colour,
     in_order,
@@ -44,8 +45,6 @@ from galu.plotting import (
 from galu.seeding import seeds_in
 
 Tables = Mapping[str, pd.DataFrame]
-BAR_HATCHES = ["", "//", "..", "xx"]
-WIDTH_STYLES = ["-", "--", ":", "-."]
 
 
 def draw_coefficients(tables: Tables, *, scale: str, x_max: float) -> Figure:
@@ -193,6 +192,9 @@ SHOWN_SEEDS: dict[str, Callable[[Tables], list[int]]] = {
     "correlations": lambda tables: seeds_in(tables["correlations"]),
     "ablation": lambda tables: seeds_in(pd.concat([tables["ablation"], tables["runs"]])),
     "depth_scales": lambda tables: seeds_in(tables["runs"]),
+    "widths": lambda tables: seeds_in(
+        pd.concat([tables["widths"], tables["correlations"], tables["wide_correlations"]])
+    ),
 }
 DRAW: dict[str, Callable[..., Figure]] = {
     "coefficients": draw_coefficients,
@@ -204,4 +206,5 @@ DRAW: dict[str, Callable[..., Figure]] = {
     "correlations": draw_correlations,
     "ablation": draw_ablation,
     "depth_scales": draw_depth_scales,
+    "widths": draw_widths,
 }

@@ -36,6 +36,14 @@ TABLES = {
         "results/normalization/depth_scales.csv",
         ("galu.normalization.mean_field.depth_scale_table",),
     ),
+    "widths": Table(
+        "results/normalization/widths.csv",
+        (_TRAIN, _OUTCOMES, "galu.normalization.widths.width_comparison"),
+    ),
+    "wide_correlations": Table(
+        "results/normalization/wide/correlations.csv",
+        ("galu.normalization.correlation.layer_correlations",),
+    ),
     "ablation": Table(
         "results/normalization/ablation.csv",
         (
@@ -70,6 +78,8 @@ FIGURES = {
     "ablation": ("ablation", "Trainability", ("ablation", "runs")),
     "depth_scales": ("depth_scales", "Trainability", ("runs", "depth_scales")),
 }
+# Drawn only where normalization.wide trains a second width (none at most scales).
+WIDE_FIGURE = ("widths", "Trainability", ("widths", "correlations", "wide_correlations"))
 
 
 def figures(config: Config) -> list[Figure]:
@@ -87,7 +97,9 @@ def figures(config: Config) -> list[Figure]:
         "jacobian": dict(PAPER["jacobian"]),
         "depth_scales": dict(PAPER["depth_scales"]),
         "ablation": {"loss_fraction": fraction, **PAPER["ablation"]},
+        "widths": {"loss_fraction": fraction},
     }
+    drawn = {**FIGURES, "widths": WIDE_FIGURE} if norm["wide"]["activations"] else FIGURES
     return [
         Figure(
             name,
@@ -97,7 +109,7 @@ def figures(config: Config) -> list[Figure]:
             {table: TABLES[table] for table in read},
             draw=draw.get(name, {}),
         )
-        for name, (file, subcategory, read) in FIGURES.items()
+        for name, (file, subcategory, read) in drawn.items()
     ]
 
 

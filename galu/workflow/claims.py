@@ -29,7 +29,9 @@ is declarative:
   :mod:`galu.workflow.precision`), so that tables show only digits that reproduce across machines;
 - ``finding``: what we believe explains a failure. Numbers it quotes come from the run:
   ``{name}`` is replaced by the quantity ``finding_values[name]`` (``source``, ``where``,
-  ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs.
+  ``expression``, ``reduce``, ``precision``; measured like a claim) of this run's CSVs. A
+  part in ``[[...]]`` is written only where every table it quotes was produced (a comparison
+  only some scales run, e.g. the second width of ``normalization.wide``).
 - ``robustness`` (optional): ``{source: ..., over: <column>}``, how far the verdict depends
   on one free setting of the measurement (e.g. the loss fraction of the trainability
   criterion): the claim is measured on ``source`` once per value of ``over``, and the row
@@ -179,14 +181,21 @@ def _robustness_text(
     return f"for {spec.over} {kept[0]:g} to {kept[-1]:g} (tried {tried[0]:g} to {tried[-1]:g})"
 
 
+# A part of a finding written only where the tables it quotes were produced.
+_WHERE_PRODUCED = re.compile(r"\[\[(.*?)\]\]", re.S)
+
+
 def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataFrame]) -> str:
     """The claim's finding with each ``{name}`` replaced by that quantity on this run's CSVs
-    (``?`` with the reason when its CSV or rows are missing)."""
+    (``?`` with the reason when its CSV or rows are missing), its ``[[...]]`` parts left out
+    where a table they quote was not produced."""
     values = {}
+    absent = set()
     for name, quantity in claim.finding_values:
         path = root / quantity.source
         if not path.is_file():
             values[name] = f"? ({quantity.source} was not produced)"
+            absent.add(name)
             continue
         if quantity.source not in tables:
             tables[quantity.source] = pd.read_csv(path)
@@ -198,7 +207,12 @@ def _finding_from_run(claim: Claim, root: OutputRoot, tables: dict[str, pd.DataF
         values[name] = (
             "? (no rows)" if value is None else format_measured(value, quantity.precision)
         )
-    return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], claim.finding)
+
+    def produced(part: re.Match) -> str:
+        return "" if absent & set(re.findall(r"\{(\w+)\}", part[1])) else part[1]
+
+    text = " ".join(_WHERE_PRODUCED.sub(produced, claim.finding).split())
+    return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], text)
 
 
 def _mark_reduced(row: dict[str, Any], reduction: str) -> None:

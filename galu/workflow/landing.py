@@ -41,13 +41,8 @@ RESULT_CODE = "the report's landing page and claims.html"
 
 # Written by the claims rule; the Snakefile's `report:` once it exists.
 LANDING_PAGE = "results/captions/index.rst"
-ROLES = {"pass": "passed", "fail": "failed", "indicative": "indicative", "not_run": "notrun"}
 PAGE_CSS = (
-    "<style>.passed{color:#1a7f37;font-weight:bold}"
-    ".failed{color:#cf222e;font-weight:bold}"
-    ".notrun{color:#9a6700;font-weight:bold}"
-    ".indicative{color:#0969da;font-weight:bold}"
-    "h1.title,h1{font-size:1.6em;margin:0.3em 0}"
+    "<style>h1.title,h1{font-size:1.6em;margin:0.3em 0}"
     # Snakemake centres the description vertically in a scrolling box: a page taller than
     # the window would lose its top (the verdict) above the scroll range. Top-align it, and
     # let the table use the width.
@@ -140,7 +135,6 @@ def landing_page(table: pd.DataFrame, figures: Iterable[str], provenance: Mappin
     substitutes = int(table["data_substitute"].sum()) if len(table) else 0
     reductions = reductions_lines(scale, provenance.get("reductions", ()))
     lines = ["", ""] + _heading(f"Do the papers hold? The {scale} scale", "=")
-    lines += [f".. role:: {role}" for role in ROLES.values()] + [""]
     lines += _raw_html([PAGE_CSS])
     lines += paper_lines_rst(table)
     note = (
